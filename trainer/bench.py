@@ -9,9 +9,11 @@
    ratio, target <= 0.5.
 2. With `--real`: a short real training of the model on the bandit dataset of the tasks'
    stored trajectories (e.g. the embedded model on HumanEval train-split sessions from
-   `cobalt collect`), printing the mean reward per step and whether it rose.
+   `cobalt collect`), printing the mean reward per step and whether it rose. With
+   `--register` its adapter is registered as a new version (never promoted), so it can be
+   evaluated against the base model with `cobalt eval --adapter vN`.
 
-`--json` prints one JSON object. Nothing is registered or promoted.
+`--json` prints one JSON object. Nothing is promoted.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="cpu-small", help="training profile (LoRA and GRPO settings)")
     parser.add_argument("--real", action="store_true", help="also run the short real training")
     parser.add_argument("--real-steps", type=int, default=10, help="steps of the real training")
+    parser.add_argument("--register", action="store_true", help="register the real training's adapter (not promoted)")
     parser.add_argument("--skip-compare", action="store_true", help="only the real training")
 
 
@@ -76,7 +79,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bandit_side(cfg: dict[str, Any], settings: Any, model: str, sessions: list[Any], sandbox: Any, work: Path,
-                args: argparse.Namespace, steps: int, perturb: bool = False) -> dict[str, Any]:
+                args: argparse.Namespace, steps: int, perturb: bool = False) -> tuple[dict[str, Any], Any]:
     from trainer import build, grpo
 
     tokenizer = build.load_tokenizer(model, cfg)
@@ -88,7 +91,7 @@ def bandit_side(cfg: dict[str, Any], settings: Any, model: str, sessions: list[A
     examples = steps * args.generations
     return {"seconds_per_example": m["wall_s"] / examples, "wall_s": m["wall_s"], "examples": examples,
             "generations": examples, "prompts": built.train_rows, "reward_curve": m["reward_curve"],
-            "first_reward": m["first_reward"], "last_reward": m["last_reward"], "sandbox": m["sandbox"]}
+            "first_reward": m["first_reward"], "last_reward": m["last_reward"], "sandbox": m["sandbox"]}, result
 
 
 def baseline_side(cfg: dict[str, Any], settings: Any, model: str, problems: list[Problem], sandbox: Any, work: Path,
@@ -137,17 +140,22 @@ def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
             work = Path(tmp)
             if not args.skip_compare:
                 _say(f"Cobalt (bandit): {args.steps} steps x {args.generations} single-step completions")
-                out["cobalt"] = bandit_side(cfg, settings, model, sessions, sandbox, work / "c", args, args.steps)
+                out["cobalt"], _ = bandit_side(cfg, settings, model, sessions, sandbox, work / "c", args, args.steps)
                 _say(f"baseline (multi-turn online GRPO, T={args.turns}): {args.steps} steps x {args.generations} trajectories")
                 out["baseline"] = baseline_side(cfg, settings, model, problems, sandbox, work / "b", args)
                 ratio = out["cobalt"]["seconds_per_example"] / out["baseline"]["seconds_per_example"]
                 out.update(ratio=round(ratio, 3), target=TARGET, meets_target=ratio <= TARGET)
             if args.real:
                 _say(f"real training: {args.real_steps} steps on the bandit dataset of {len(problems)} tasks")
-                real = bandit_side(cfg, settings, model, sessions, sandbox, work / "r", args, args.real_steps,
-                                   perturb=True)
+                real, result = bandit_side(cfg, settings, model, sessions, sandbox, work / "r", args, args.real_steps,
+                                           perturb=True)
                 curve = real["reward_curve"]
                 out["real"] = {**real, "rose": bool(curve) and real["last_reward"] > real["first_reward"]}
+                if args.register:
+                    from trainer.registry import Registry
+
+                    item = Registry.from_config(cfg).register(result.adapter, result.meta)
+                    out["real"]["registered"] = {"version": item.version, "name": item.name}
     finally:
         sandbox.close()
     if args.json:
@@ -164,4 +172,7 @@ def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         print("mean reward per step: " + ", ".join(f"{x:+.3f}" for x in r["reward_curve"]))
         print(f"first third {r['first_reward']:+.3f} -> last third {r['last_reward']:+.3f}: "
               f"{'rose' if r['rose'] else 'did not rise'}")
+        if "registered" in r:
+            print(f"registered as v{r['registered']['version']} ({r['registered']['name']}); "
+                  f"evaluate it with `cobalt eval --adapter v{r['registered']['version']}`")
     return 0

@@ -1,6 +1,7 @@
 """`cobalt collect PROBLEMS --samples K --turns T --model M --concurrency C`: sample K
 trajectories per problem from a reference model into the store, with a progress bar;
-rerunning skips what is already stored. PROBLEMS is a file, a directory or humaneval[:N].
+rerunning skips what is already stored. PROBLEMS is a file, a directory or humaneval[:N];
+`--split train --limit N` takes the first N problems of the training split.
 Prints the collection report and the stored statistics of that model at the end."""
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 from assistant.cli.runtime import open_client, open_sandbox, positive_int, session_progress
 from assistant.cli.trajectories_cmd import print_stats
 from assistant.collect import collect
-from assistant.problems import load_problems
+from assistant.problems import ProblemError, load_problems
 from assistant.settings import LoopSettings
+from assistant.splits import SPLITS, SplitRule, select
 from assistant.stats import stats
 from assistant.store import Store
 
@@ -22,6 +24,9 @@ from assistant.store import Store
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("collect", help="sample trajectories from a reference model into the store")
     parser.add_argument("problems", metavar="PROBLEMS", help="a problem file, a directory, or humaneval[:N]")
+    parser.add_argument("--split", choices=SPLITS, default="all",
+                        help="only this split of the problems (configs/eval.yaml; e.g. train, never test)")
+    parser.add_argument("--limit", type=positive_int, help="only the first N problems (after --split)")
     parser.add_argument("--samples", "-k", type=positive_int, help="sessions per problem (default: config collect.samples, 4)")
     parser.add_argument("--turns", type=positive_int, help="most turns per session (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
@@ -33,7 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    problems = load_problems(args.problems)
+    problems = select(load_problems(args.problems), args.split, SplitRule.from_config(cfg), args.limit)
+    if not problems:
+        raise ProblemError(f"{args.problems}: the {args.split!r} split holds no problems")
     settings = LoopSettings.from_config(cfg, turns=args.turns)
     if args.temperature is not None:
         settings.temperature = [args.temperature]

@@ -95,3 +95,20 @@ def test_collect_stops_when_the_model_keeps_failing(cobalt_home: Path, monkeypat
         assert store.counts() == (0, 0)
     assert main(["collect", "nowhere/problems"]) == 1
     assert "no such problem file or directory" in capsys.readouterr().err
+
+
+def test_collect_cli_takes_a_split(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from assistant.splits import SplitRule, split_ids
+
+    use_model(monkeypatch, OracleClient(0))
+    assert main(["collect", "humaneval", "--split", "train", "--limit", "3", "--samples", "1", "--turns", "2",
+                 "--json"]) == 0
+    capsys.readouterr()
+    ids = split_ids([row["task_id"] for row in _humaneval_rows()], SplitRule.from_config())
+    with Store.open() as store:
+        collected = {s.problem_id for s in store.sessions(source="collect")}
+    train_order = [row["task_id"] for row in _humaneval_rows() if row["task_id"] in set(ids["train"])]
+    assert collected == set(train_order[:3]) and not collected & set(ids["test"] + ids["val"])
+    assert main(["collect", "humaneval:2", "--split", "val"]) == 1
+    assert "the 'val' split holds no problems" in capsys.readouterr().err

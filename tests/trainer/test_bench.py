@@ -1,6 +1,7 @@
 """`cobalt bench train` on the tiny model: the bandit side and the multi-turn online GRPO
 baseline run on the same stored tasks and report seconds per example and their ratio;
-`--real` trains on the bandit dataset and reports the reward per step."""
+`--real` trains on the bandit dataset, reports the reward per step and, with `--register`,
+registers (never promotes) the adapter."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def test_bench_train_side_by_side_and_real(cobalt_home: Path, tmp_path: Path, sa
     capsys.readouterr()
     code = main(["bench", "train", "--model", "tiny", "--tasks", str(tasks), "--split", "all", "--limit", "2",
                  "--steps", "1", "--generations", "2", "--turns", "2", "--max-completion-length", "12",
-                 "--profile", "test", "--real", "--real-steps", "1", "--json"])
+                 "--profile", "test", "--real", "--real-steps", "1", "--register", "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     report = json.loads(out.out)
@@ -46,3 +47,9 @@ def test_bench_train_side_by_side_and_real(cobalt_home: Path, tmp_path: Path, sa
     assert report["ratio"] == pytest.approx(cobalt["seconds_per_example"] / baseline["seconds_per_example"], rel=1e-2)
     assert report["target"] == 0.5 and isinstance(report["meets_target"], bool)
     assert len(report["real"]["reward_curve"]) == 1 and isinstance(report["real"]["rose"], bool)
+    from trainer.registry import Registry
+
+    registry = Registry.from_config(cfg)
+    (version,) = registry.versions("tiny")
+    assert report["real"]["registered"] == {"version": version.version, "name": version.name}
+    assert (version.path / "adapter_config.json").is_file() and registry.current("tiny") is None

@@ -1,0 +1,70 @@
+"""Deterministic splits of a problem set (`all`, `train`, `val`, `test`).
+
+A seeded shuffle of the task ids: ids are ordered by sha256("<seed>:<id>"), which depends
+neither on Python's `random` module nor on the order the ids come in, so a split never
+changes across runs, versions or machines. The first round(n * test_share) ids are `test`;
+the rest form the train pool, whose first round(pool * val_share_of_train) ids are carved
+out as `val`; `train` is what remains. The rule's numbers live in `configs/eval.yaml`
+(`split:`); with them HumanEval's 164 ids give test 82, train 66, val 16.
+
+`cobalt collect --split train` and `cobalt eval --split test` both select through here, so
+trajectories collected for training never come from evaluation tasks. This module selects
+problems; it runs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from assistant.config import REPO_CONFIGS, merge, read_yaml
+from assistant.problems import Problem, ProblemError
+
+SPLITS = ("all", "train", "val", "test")
+
+
+class Rule(Protocol):
+    split_seed: int
+    test_share: float
+    val_share_of_train: float
+
+
+@dataclass(frozen=True)
+class SplitRule:
+    """The `split:` section of `configs/eval.yaml` (merged with a config's `eval:` section)."""
+
+    split_seed: int = 20260101
+    test_share: float = 0.5
+    val_share_of_train: float = 0.2
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any] | None = None) -> "SplitRule":
+        data = merge(read_yaml(REPO_CONFIGS / "eval.yaml"), (cfg or {}).get("eval") or {})
+        split = data.get("split") or {}
+        return cls(split_seed=int(split.get("seed", cls.split_seed)),
+                   test_share=float(split.get("test_share", cls.test_share)),
+                   val_share_of_train=float(split.get("val_share_of_train", cls.val_share_of_train)))
+
+
+def shuffled(ids: list[str], seed: int) -> list[str]:
+    """The seeded shuffle: ids ordered by sha256("<seed>:<id>") (ties by id)."""
+    return sorted(sorted(set(ids)), key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
+
+
+def split_ids(ids: list[str], rule: Rule) -> dict[str, list[str]]:
+    """{split: ids in shuffled order} for every split name."""
+    order = shuffled(ids, rule.split_seed)
+    n_test = round(len(order) * rule.test_share)
+    test, pool = order[:n_test], order[n_test:]
+    n_val = round(len(pool) * rule.val_share_of_train)
+    return {"all": order, "test": test, "val": pool[:n_val], "train": pool[n_val:]}
+
+
+def select(problems: list[Problem], split: str, rule: Rule, limit: int | None = None) -> list[Problem]:
+    """The problems of `split`, in their original order; the first `limit` of them."""
+    if split not in SPLITS:
+        raise ProblemError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+    wanted = set(split_ids([p.id for p in problems], rule)[split])
+    chosen = [p for p in problems if p.id in wanted]
+    return chosen[:limit] if limit is not None else chosen
