@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -253,6 +254,11 @@ def resolve_client(cfg: dict[str, Any], model: str | None = None, adapter: str |
         return ChatClient(name, display_name=name, **common)
     info = ensure(cfg, name, progress=progress)
     target = info.model if adapter in (None, "base") else adapter
+    if adapter not in (None, "base") and adapter not in served_models(info.api_base):
+        target, path = registered_adapter(cfg, info.model, adapter)
+        if target not in served_models(info.api_base):
+            progress(f"loading adapter {target} into the server")
+            load_adapter(info.api_base, target, path)
     if adapter is None:
         entry = current_adapter(cfg, info.model)
         if entry is not None:
@@ -262,6 +268,24 @@ def resolve_client(cfg: dict[str, Any], model: str | None = None, adapter: str |
     client = ChatClient(f"hosted_vllm/{target}", api_base=info.api_base, display_name=target, **common)
     client.adapter_version = None if target == info.model else target
     return client
+
+
+def registered_adapter(cfg: dict[str, Any], base_model: str, adapter: str) -> tuple[str, Path]:
+    """(served name, directory) of a registered version, written `vN` or `<base>-vN`, from
+    the trainer's registry layout `<data>/adapters/v<N>/` (read here without importing
+    trainer); anything else is an error that says where adapters come from."""
+    match = re.fullmatch(rf"(?:{re.escape(base_model)}-)?v(\d+)", adapter)
+    path = data_dir(cfg) / "adapters" / f"v{match.group(1)}" if match else None
+    if path is None or not (path / "adapter_config.json").is_file():
+        raise ServerError(f"adapter {adapter!r} is neither loaded in the server nor a registered version of "
+                          f"{base_model} (see `cobalt adapters list`)")
+    try:
+        meta_base = json.loads((path / "cobalt-adapter.json").read_text()).get("base_model")
+    except (FileNotFoundError, ValueError):
+        meta_base = None
+    if meta_base is not None and Path(str(meta_base)).expanduser().name != base_model:
+        raise ServerError(f"adapter v{match.group(1)} was trained on {meta_base}, not on {base_model}")
+    return f"{base_model}-v{match.group(1)}", path
 
 
 def current_adapter(cfg: dict[str, Any], base_model: str) -> dict[str, Any] | None:

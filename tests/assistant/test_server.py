@@ -96,3 +96,26 @@ def test_resolve_client_serves_the_promoted_adapter(tiny_server, tmp_path: Path)
     finally:
         current.unlink()
         server.unload_adapter(tiny_server.api_base, "tiny-v7")
+
+
+def test_resolve_client_loads_a_registered_version_on_demand(tiny_server, tmp_path: Path) -> None:
+    import json
+
+    registered = tiny_server.home / "adapters" / "v9"
+    make_random_adapter(models.resolve("tiny", tiny_server.cfg), registered, seed=5)
+    (registered / "cobalt-adapter.json").write_text(json.dumps({"base_model": "tiny", "version": 9}))
+    try:
+        client = server.resolve_client(tiny_server.cfg, "tiny", adapter="v9", progress=lambda _: None)
+        assert client.model == "hosted_vllm/tiny-v9" and client.adapter_version == "tiny-v9"
+        assert "tiny-v9" in server.served_models(tiny_server.api_base)
+        again = server.resolve_client(tiny_server.cfg, "tiny", adapter="tiny-v9", progress=lambda _: None)
+        assert again.model == "hosted_vllm/tiny-v9"  # already served: reused, not loaded twice
+        assert again.chat(PROMPT, max_tokens=8).text
+        for wrong in ("v10", "other-v9", "latest"):
+            with pytest.raises(server.ServerError, match="neither loaded in the server nor a registered version"):
+                server.resolve_client(tiny_server.cfg, "tiny", adapter=wrong, progress=lambda _: None)
+    finally:
+        server.unload_adapter(tiny_server.api_base, "tiny-v9")
+        import shutil
+
+        shutil.rmtree(registered)
