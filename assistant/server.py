@@ -254,11 +254,13 @@ def resolve_client(cfg: dict[str, Any], model: str | None = None, adapter: str |
         return ChatClient(name, display_name=name, **common)
     info = ensure(cfg, name, progress=progress)
     target = info.model if adapter in (None, "base") else adapter
-    if adapter not in (None, "base") and adapter not in served_models(info.api_base):
-        target, path = registered_adapter(cfg, info.model, adapter)
-        if target not in served_models(info.api_base):
-            progress(f"loading adapter {target} into the server")
-            load_adapter(info.api_base, target, path)
+    if adapter not in (None, "base"):
+        served = served_models(info.api_base)
+        if adapter not in served:
+            target, path = registered_adapter(cfg, info.model, adapter)
+            if target not in served:
+                progress(f"loading adapter {target} into the server")
+                load_adapter(info.api_base, target, path)
     if adapter is None:
         entry = current_adapter(cfg, info.model)
         if entry is not None:

@@ -41,7 +41,11 @@ class SplitRule:
     @classmethod
     def from_config(cls, cfg: dict[str, Any] | None = None) -> "SplitRule":
         data = merge(read_yaml(REPO_CONFIGS / "eval.yaml"), (cfg or {}).get("eval") or {})
-        split = data.get("split") or {}
+        return cls.from_section(data.get("split") or {})
+
+    @classmethod
+    def from_section(cls, split: dict[str, Any]) -> "SplitRule":
+        """From an already merged `split:` mapping (missing keys keep the defaults)."""
         return cls(split_seed=int(split.get("seed", cls.split_seed)),
                    test_share=float(split.get("test_share", cls.test_share)),
                    val_share_of_train=float(split.get("val_share_of_train", cls.val_share_of_train)))

@@ -11,6 +11,7 @@ from typing import Any
 
 from assistant.config import REPO_CONFIGS, merge, read_yaml
 from assistant.settings import LoopSettings
+from assistant.splits import SplitRule
 
 EVAL_CONFIG = REPO_CONFIGS / "eval.yaml"
 
@@ -19,11 +20,11 @@ EVAL_CONFIG = REPO_CONFIGS / "eval.yaml"
 class EvalSettings:
     """What `cobalt eval` and the retraining gate read from `configs/eval.yaml`."""
 
-    split_seed: int = 20260101
+    split_seed: int = SplitRule.split_seed
     """Orders task ids by sha256("<seed>:<id>"); fixed forever for HumanEval."""
-    test_share: float = 0.5
+    test_share: float = SplitRule.test_share
     """Share of the task ids in the `test` split (rounded)."""
-    val_share_of_train: float = 0.2
+    val_share_of_train: float = SplitRule.val_share_of_train
     """Share of the remaining (train pool) ids carved out as `val` (rounded)."""
     perturb_seed: int = 0
     """Seeds the choice of the two swapped public tests (with the problem id)."""
@@ -47,9 +48,9 @@ class EvalSettings:
         data = merge(read_yaml(EVAL_CONFIG), (cfg or {}).get("eval") or {})
         split, boot = data.get("split") or {}, data.get("bootstrap") or {}
         compare = data.get("compare") or {}
-        return cls(split_seed=int(split.get("seed", cls.split_seed)),
-                   test_share=float(split.get("test_share", cls.test_share)),
-                   val_share_of_train=float(split.get("val_share_of_train", cls.val_share_of_train)),
+        rule = SplitRule.from_section(split)
+        return cls(split_seed=rule.split_seed, test_share=rule.test_share,
+                   val_share_of_train=rule.val_share_of_train,
                    perturb_seed=int((data.get("perturb") or {}).get("seed", cls.perturb_seed)),
                    resamples=int(boot.get("resamples", cls.resamples)),
                    confidence=float(boot.get("confidence", cls.confidence)),
