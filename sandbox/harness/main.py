@@ -15,13 +15,18 @@ enforces the wall-clock timeout, kills every other process of the test, then gra
 writes one JSON line per test on stdout and `{"done": true}` at the end.
 
 The parent never trusts the child's word for a pass: stdio passes only on exit status 0
-and matching output; a function test passes only if the child's record on the private
-pipe, carrying a per-test nonce, says every statement of the snippet ran, and it exited 0.
-The harness is non-dumpable, so a child cannot open /proc/<harness>/fd/1 to print results.
-Not defended: a program that studies this file, finds the nonce in its own memory and
-writes a forged record on fd 3 (function kind only). Docker, pools and retries live on the
-host side (sandbox/pool.py, sandbox/core.py);
-the child's side is sandbox/harness/child.py, process control sandbox/harness/proc.py.
+and matching output (the expected output never enters the child). A *value* function test
+(`assert CALL == EXPECTED` and similar shapes, sandbox/checks.py) reaches the child as its
+setup and CALL only: the child's record carries CALL's result as plain data, which this
+process passes on as status "value" for the host to compare; the expected value never
+enters the container. Any other function test passes only if the child's record on the
+private pipe, carrying a per-test nonce, says every statement of the snippet ran, and it
+exited 0. The harness is non-dumpable, so a child cannot open /proc/<harness>/fd/1 to print
+results. A program that finds the nonce in its own memory can still forge such a record,
+or read a snippet's constants from its frames: the host's hidden canaries
+(sandbox/canary.py) turn that into a `tampered` run. Docker, pools and retries live on the
+host side (sandbox/pool.py, sandbox/backend.py); the child's side is
+sandbox/harness/child.py, process control sandbox/harness/proc.py.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import struct
 import sys
 
 from sandbox.harness.child import PROGRAM_FILE, WORK, compile_snippet, parse_record, run_child
+from sandbox.harness.plain import quote as _quote
 from sandbox.harness.proc import (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, oom_kills, prctl, reap_all,
                                   spawn, supervise, wipe)
 
@@ -55,12 +61,6 @@ def read_frame() -> dict | None:
         return marshal.loads(_read_exact(size))
     except EOFError:
         return None
-
-
-try:
-    from _json import encode_basestring_ascii as _quote
-except ImportError:  # pragma: no cover - non-CPython
-    from json.encoder import encode_basestring_ascii as _quote
 
 
 def to_json(obj: object) -> str:
@@ -105,13 +105,15 @@ def classify(kind: str, out: dict, rec: dict | None, limits: dict, oom: bool) ->
         return "failed", f"exit status {code}"
     if rec is None or rec["o"] == "exit":
         return "error", "the program exited before every statement of the test ran"
+    if rec["o"] == "unplain":
+        return "failed", f"the returned value cannot be compared: {rec['a']}"
     if exc == "AssertionError":
         return "failed", "assertion failed"
     if exc:
         return "error", f"runtime error: {exc}"
     if code != 0:
         return "failed", f"exit status {code}"
-    return "passed", ""
+    return ("value", "") if rec["v"] is not None else ("passed", "")
 
 
 def _signal_name(number: int) -> str:
@@ -126,7 +128,7 @@ def run_test(code, kind: str, test: dict, limits: dict) -> dict:
     snippet = None
     if kind == "function":
         try:
-            snippet = compile_snippet(test.get("code") or "")
+            snippet = compile_snippet(test.get("code") or "", bool(test.get("value")))
         except (SyntaxError, ValueError) as exc:
             return {"status": "error", "detail": f"the test snippet is not valid Python: {exc}"}
     stdin_data = (test.get("input") or "").encode("utf-8", "surrogatepass")
@@ -142,6 +144,8 @@ def run_test(code, kind: str, test: dict, limits: dict) -> dict:
               "stderr": out["err"].decode("utf-8", "replace"), "clean": out["clean"]}
     if kind == "function" and rec:
         result["actual"], result["expected"] = rec["a"], rec["x"]
+        if status == "value":
+            result["value"] = rec["v"]
     if kind == "stdio":
         result["full"] = out["out"].decode("utf-8", "replace")
     return result
