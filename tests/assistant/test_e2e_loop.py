@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assistant import feedback, prompts
+from assistant import feedback, prompts, recorder
 from assistant.cli import main
 from assistant.collect import collect
 from assistant.session import Session, TokenStreamed
@@ -27,8 +27,8 @@ def test_session_with_the_real_server_and_sandbox(cobalt_home: Path, tiny_server
     client = tiny_server.chat_client(display_name="tiny", max_tokens=48)
     tokens: list[str] = []
     with Store.open() as store:
-        session = Session(sum_problem(), client, sandbox, store, LoopSettings(turns=2, repeat_resamples=1),
-                          subscriber=lambda e: tokens.append(e.text) if isinstance(e, TokenStreamed) else None)
+        session = recorder.record(Session(sum_problem(), client, sandbox, LoopSettings(turns=2, repeat_resamples=1),
+                          subscriber=lambda e: tokens.append(e.text) if isinstance(e, TokenStreamed) else None), store)
         status = session.run()
         record = store.session(session.id)
     assert status in (PASSED, UNSOLVED) and record.status == status
