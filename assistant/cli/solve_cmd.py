@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, positive_int, session_json
-from assistant.problems import load_problem
+from assistant.problem_loader import load_problem
 from assistant.recorder import record
 from assistant.session import Session
 from assistant.settings import LoopSettings

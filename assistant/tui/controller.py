@@ -19,7 +19,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from assistant.problems import Problem, load_problem
+from assistant.problem_loader import load_problem
+from assistant.problems import Problem
 from assistant.recorder import record, resume
 from assistant.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.settings import LoopSettings

@@ -52,7 +52,7 @@ def test_solve_and_collect_through_the_cli(cobalt_home: Path, tiny_server: Any, 
     result = json.loads(capsys.readouterr().out)
     assert result["status"] in (PASSED, UNSOLVED) and 1 <= len(result["turns"]) <= 2
     assert all({"public_pass_rate", "hidden_pass_rate", "status"} <= set(t) for t in result["turns"])
-    from assistant.problems import load_problems
+    from assistant.problem_loader import load_problems
 
     with Store.open() as store:
         report = collect(load_problems("humaneval:2"), tiny_server.chat_client(display_name="tiny", max_tokens=32),

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Input, OptionList, Select, Static, TextAr
 from tui_support import DATA, RIGHT_SUM, SUM, WRONG_SUM, ScriptedClient, answer, idle, make_app, wait_for
 
 from assistant import recorder
-from assistant.problems import load_problem
+from assistant.problem_loader import load_problem
 from assistant.server import ServerError
 from assistant.session import Session
 from assistant.settings import LoopSettings
