@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,8 +87,9 @@ class Check:
 
     def restore_line(self, stderr: str) -> str:
         """Show the test's own line where a traceback quotes the child's version of it."""
-        child_line = self.child_code.splitlines()[self.line - 1].strip()
-        return stderr.replace(f"\n    {child_line}\n", f"\n    {self.shown_line.strip()}\n")
+        child_line = re.escape(self.child_code.splitlines()[self.line - 1].strip())
+        caret = r"(?:[ \t]*[~^]+[~^ \t]*\n)?"  # positions in the child's line mean nothing here
+        return re.sub(rf"\n    {child_line}\n{caret}", lambda _m: f"\n    {self.shown_line.strip()}\n", stderr)
 
 
 def _short_repr(value: Any) -> str:
@@ -162,6 +164,8 @@ def value_check(snippet: str) -> Check | None:
     if not tree.body or not isinstance(tree.body[-1], ast.Assert):
         return None
     last = tree.body[-1]
+    if len(tree.body) > 1 and (tree.body[-2].end_lineno or 0) >= last.lineno:
+        return None  # `x = 1; assert f(x) == 2`: the setup shares the assert's line
     message = None
     if last.msg is not None:
         message = _literal(last.msg)

@@ -42,12 +42,14 @@ class Sandbox:
     def __init__(self, image: str | None = None, pool_size: int = 4, limits: Limits | None = None,
                  max_jobs_per_container: int = 200, concurrency: int = 4,
                  client: docker.DockerClient | None = None, transport: str | Transport = "attach",
-                 backend: Backend | None = None) -> None:
+                 backend: Backend | None = None, canaries: bool = True, outside_checks: bool = True) -> None:
         """transport: "attach" (default) hands each job to the container's PID 1, a warm
         fork server, over the attach socket; "exec" runs one `docker exec` per job; or a
         Transport object. backend: where jobs run (default: a DockerBackend built from the
-        other arguments)."""
+        other arguments). canaries: hidden tamper canaries in every job (sandbox/canary.py);
+        outside_checks: value-shaped function tests judged here (sandbox/checks.py)."""
         self.limits = limits or Limits()
+        self.canaries, self.outside_checks = bool(canaries), bool(outside_checks)
         self.concurrency = max(1, int(concurrency))
         self.transport = make_transport(transport)
         self.backend: Backend = backend or DockerBackend(
@@ -68,6 +70,8 @@ class Sandbox:
             "max_jobs_per_container": section.get("max_jobs_per_container", 200),
             "concurrency": section.get("concurrency", 4),
             "transport": section.get("transport", "attach"),
+            "canaries": section.get("canaries", True),
+            "outside_checks": section.get("outside_checks", True),
         }
         kwargs.update(overrides)
         return cls(**kwargs)
@@ -93,7 +97,7 @@ class Sandbox:
     def run(self, program: str | bytes, tests: Sequence[TestCase | dict], kind: str = "stdio",
             limits: Limits | None = None, project: Project | None = None) -> RunResult:
         """Run `program` against `tests`; never raises for a failing program."""
-        job = prepare(program, list(tests), kind, limits or self.limits, project)
+        job = prepare(program, list(tests), kind, limits or self.limits, project, self.canaries, self.outside_checks)
         if job.result is not None:
             return job.result
         with self._slots:

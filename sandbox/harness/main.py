@@ -85,8 +85,11 @@ def emit(obj: dict) -> None:
 
 
 # ----------------------------------------------------------------------------- grading
-def classify(kind: str, out: dict, rec: dict | None, limits: dict, oom: bool) -> tuple[str | None, str]:
-    """(status, detail); status None means "exited 0, compare the output" (stdio)."""
+def classify(kind: str, out: dict, rec: dict | None, limits: dict, oom: bool,
+             value: bool = False) -> tuple[str | None, str]:
+    """(status, detail); status None means "exited 0, compare the output" (stdio). A value
+    test never "passed" here: its value goes to the host, which compares (a record without a
+    value fails there)."""
     code = out["code"]
     if out["why"] == "timeout" or code == -signal.SIGXCPU:
         return "timeout", f"time limit of {limits['timeout_s']:g} s exceeded"
@@ -113,7 +116,7 @@ def classify(kind: str, out: dict, rec: dict | None, limits: dict, oom: bool) ->
         return "error", f"runtime error: {exc}"
     if code != 0:
         return "failed", f"exit status {code}"
-    return ("value", "") if rec["v"] is not None else ("passed", "")
+    return ("value", "") if value else ("passed", "")
 
 
 def _signal_name(number: int) -> str:
@@ -138,14 +141,14 @@ def run_test(code, kind: str, test: dict, limits: dict) -> dict:
     proc = spawn(lambda: run_child(code, snippet, nonce, test.get("code") or ""), limits)
     out = supervise(proc, stdin_data, limits["timeout_s"], read_cap, keep)
     rec = parse_record(out["rec"], nonce)
-    status, detail = classify(kind, out, rec, limits, oom_kills() > oom_before)
+    status, detail = classify(kind, out, rec, limits, oom_kills() > oom_before, bool(test.get("value")))
     result = {"status": status, "detail": detail, "exit_code": out["code"],
               "duration_s": out["duration_s"], "stdout": out["out"][:keep].decode("utf-8", "replace"),
               "stderr": out["err"].decode("utf-8", "replace"), "clean": out["clean"]}
     if kind == "function" and rec:
         result["actual"], result["expected"] = rec["a"], rec["x"]
         if status == "value":
-            result["value"] = rec["v"]
+            result["value"] = rec["v"] or ""
     if kind == "stdio":
         result["full"] = out["out"].decode("utf-8", "replace")
     return result
