@@ -150,3 +150,17 @@ def test_reward_function_on_the_real_sandbox(sandbox) -> None:
     assert reward.totals["faults_dropped"] == 0 and reward.totals["programs_run"] == 7
     improved = _call(reward, [answer(three)], prev=0.4)
     assert improved == [pytest.approx(0.2 + 0.1 * 0.2 / 0.6)]
+
+
+@pytest.mark.docker
+def test_a_forging_program_gets_minus_one_and_is_counted(sandbox) -> None:
+    from trainer_fakes import FORGE_ADD, RIGHT_ADD, WRONG_ADD, add_problem
+
+    reward = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=2.0))
+    replies = [answer(RIGHT_ADD), answer(WRONG_ADD), answer(FORGE_ADD)]
+    blob = json.dumps(add_problem().to_dict())
+    out = reward(prompts=[[]] * 3, completions=[[{"role": "assistant", "content": r}] for r in replies],
+                 problem=[blob] * 3, prev_best=[0.0] * 3)
+    assert out == [1.0, pytest.approx(-0.1), -1.0]
+    assert reward.totals["tampered"] == 1 and reward.totals["flagged"] == 1
+    assert score(answer(FORGE_ADD), 1.0, 0.0, tampered=True) == -1.0
