@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from assistant.errors import UserError
+
 Messages = list[dict[str, str]]
 TokenCallback = Callable[[str], None]
 
@@ -30,7 +32,7 @@ def _litellm() -> Any:
     return litellm
 
 
-class LLMError(Exception):
+class LLMError(UserError):
     """The model could not answer (unreachable, timed out, refused) after all retries."""
 
 

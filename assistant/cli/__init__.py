@@ -14,8 +14,8 @@ import os
 import sys
 from typing import Any, Callable
 
-from assistant.cli.errors import UserError, user_error_types
 from assistant.config import load_config
+from assistant.errors import UserError, user_error_types
 
 COMMAND_MODULES = [
     "assistant.cli.models_cmd",

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _missing(name: str):
     def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-        from assistant.cli.errors import UserError
+        from assistant.errors import UserError
 
         raise UserError(f"the {name} benchmark is not available in this version")
 
