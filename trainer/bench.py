@@ -33,6 +33,8 @@ from assistant.store import Store
 
 TARGET = 0.5
 
+HELP = "seconds per example: bandit GRPO vs multi-turn online GRPO"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="policy model (default: config model.name)")
