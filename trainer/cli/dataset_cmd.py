@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
 from assistant.config import data_dir
+from assistant.errors import UserError
 from assistant.settings import LoopSettings
 from trainer.cli.common import add_profile, open_sandbox, progress
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         with Store.open(cfg) as store:
             sessions = build.sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
     if args.tasks:
-        from trainer.evaluate import EvalSettings, load_benchmark
+        from trainer.eval.evaluate import EvalSettings, load_benchmark
 
         wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split, EvalSettings.from_config(cfg))}
         sessions = [s for s in sessions if s.problem_hash in wanted]
