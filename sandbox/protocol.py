@@ -104,7 +104,7 @@ def _test_frames(job: Prepared, canaries: bool, outside: bool) -> bytes:
     wires: list[tuple[int, TestCase]] = list(enumerate(cases))
     canary = None
     if canaries and kind == "function":
-        code = function_canary(cases, [value_check(c.code or "") for c in cases])
+        code = function_canary(cases, job.checks if outside else [value_check(c.code or "") for c in cases])
         canary = TestCase(code=code) if code else None
     elif canaries and kind == "stdio":
         canary = stdio_canary(cases)

@@ -99,10 +99,15 @@ def test_check_without_engine_is_one_sentence(monkeypatch, capsys) -> None:
 
 def test_bench_runs_on_tiny_sizes(capsys, docker_client) -> None:
     argv = ["bench", "sandbox", "--programs", "3", "--tests", "2", "--per-test-programs", "1",
-            "--concurrency", "2", "--json"]
+            "--concurrency", "2", "--grading", "1", "--json"]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["all_correct"] is True
+    grading = report["grading"]  # guards on vs off, same pool, same run
+    assert [r["way"] for r in grading["rows"]] == ["pool stdio, guards off", "pool stdio, guards on",
+                                                   "pool function, guards off", "pool function, guards on"]
+    assert all(r["tests"] == r["passed"] == 6 and r["tampered"] == 0 for r in grading["rows"])
+    assert set(grading["ratios"]) == {"stdio_on_vs_off", "function_on_vs_off"}
     assert [w["way"] for w in report["ways"]] == ["warm pool (run_many)", "pool, docker exec/program",
                                                   "docker run per program", "docker run per test",
                                                   "bare python3 per test"]
