@@ -27,9 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from sandbox import bench_grading
-from sandbox.api import Job, Limits, TestCase
+from sandbox.api import Job, Limits, SandboxError, TestCase
 from sandbox.harness.compare import outputs_match
 from sandbox.core import Sandbox
+from sandbox.engine import ENGINE_ERRORS, short_reason
 from sandbox.pool import run_once
 from sandbox.protocol import assemble, prepare
 
@@ -124,7 +125,7 @@ def _docker_run(box: Sandbox, jobs: list[Job], concurrency: int) -> int:
     def one(job: Job) -> int:
         prepared = prepare(job.program, job.tests, job.kind, box.limits, None)
         out, err, _ = run_once(box.client, box.image, box.limits, box.owner, prepared.payload,
-                               prepared.deadline_s, box.instance)
+                               prepared.deadline_s, box.instance, box.backend.retry)  # type: ignore[attr-defined]
         return sum(t.passed for t in assemble(prepared, out, err).result.tests)
 
     with ThreadPoolExecutor(concurrency) as pool:
@@ -214,9 +215,13 @@ def render(report: dict[str, Any]) -> str:
 
 def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     quiet = bool(getattr(args, "json", False))
-    report = run_benchmark(cfg, args.programs, args.tests, args.per_program_programs, args.per_test_programs,
-                           args.concurrency, log=(lambda s: print(s, file=sys.stderr)) if quiet else print,
-                           grading_rounds=int(getattr(args, "grading", 0) or 0))
+    try:
+        report = run_benchmark(cfg, args.programs, args.tests, args.per_program_programs, args.per_test_programs,
+                               args.concurrency, log=(lambda s: print(s, file=sys.stderr)) if quiet else print,
+                               grading_rounds=int(getattr(args, "grading", 0) or 0))
+    except ENGINE_ERRORS as exc:  # after the retries (sandbox/engine.py); the pools are closed by now
+        raise SandboxError(f"the benchmark lost the Docker engine ({short_reason(exc)}) even after retrying "
+                           "with back-off; it may be starved of CPU, so run it when the machine is less loaded") from None
     print(json.dumps(report) if quiet else render(report))
     return 0 if report["all_correct"] else 1
 
