@@ -221,7 +221,8 @@ def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
                                grading_rounds=int(getattr(args, "grading", 0) or 0))
     except ENGINE_ERRORS as exc:  # after the retries (sandbox/engine.py); the pools are closed by now
         raise SandboxError(f"the benchmark lost the Docker engine ({short_reason(exc)}) even after retrying "
-                           "with back-off; it may be starved of CPU, so run it when the machine is less loaded") from None
+                           "with back-off; it may be starved of CPU, so run it when the machine is less loaded"
+                           ) from None
     print(json.dumps(report) if quiet else render(report))
     return 0 if report["all_correct"] else 1
 

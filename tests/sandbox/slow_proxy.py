@@ -19,7 +19,8 @@ class SlowProxy:
 
     def __init__(self, path: str, pattern: bytes, delay_s: float, stalls: int | None = 1,
                  target: str = ENGINE) -> None:
-        self.path, self.pattern, self.delay_s, self.stalls, self.target = path, re.compile(pattern), delay_s, stalls, target
+        self.path, self.pattern, self.target = path, re.compile(pattern), target
+        self.delay_s, self.stalls = delay_s, stalls
         self.matched = 0
         self._lock = threading.Lock()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

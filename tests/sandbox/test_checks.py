@@ -113,7 +113,8 @@ def test_canaries_look_like_the_tests_and_fail_for_honest_programs() -> None:
 
 def test_pytest_canary_sits_beside_the_projects_tests(tmp_path) -> None:
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_calc.py").write_text("from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n")
     canary = pytest_canary(str(tmp_path))
     assert canary.path.startswith("tests/test_calc_") and canary.path.endswith(".py")
     assert canary.source.startswith("from calc import add\n") and "def test_add_" in canary.source
