@@ -1,7 +1,8 @@
 """The `cobalt` command line: one argparse parser, one module per command group.
 
 Each module in `COMMAND_MODULES` exposes `register(subparsers)`, which adds its parser(s)
-and sets `func(args, cfg) -> int`. Errors that a user can fix are raised as `UserError`
+and sets `func(args, settings) -> int` (settings: `assistant.settings.Settings`, loaded once
+here by `assistant.config.load_settings`). Errors that a user can fix are raised as `UserError`
 (or any exception listed in `USER_ERRORS`) and printed as one sentence with exit code 1;
 no bare tracebacks reach the terminal unless COBALT_DEBUG=1.
 """
@@ -15,7 +16,6 @@ import sys
 from typing import Any, Callable
 
 from assistant.cli.errors import UserError, user_error_types
-from assistant.config import load_config
 
 COMMAND_MODULES = [
     "assistant.cli.models_cmd",
@@ -54,16 +54,18 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     parser = build_parser()
     args = parser.parse_args(argv)
-    func: Callable[[argparse.Namespace, dict[str, Any]], int] | None = getattr(args, "func", None)
+    func: Callable[[argparse.Namespace, Any], int] | None = getattr(args, "func", None)
     try:
-        cfg = load_config(args.config)
+        from assistant.config import load_settings
+
+        settings = load_settings(args.config)
         if func is None:
             tui = getattr(args, "command", None) is None and _tui_entry()
             if tui:
-                return tui(args, cfg)
+                return tui(args, settings)
             parser.print_help()
             return 0
-        return int(func(args, cfg) or 0)
+        return int(func(args, settings) or 0)
     except KeyboardInterrupt:
         print("cobalt: interrupted", file=sys.stderr)
         return 130
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _tui_entry() -> Callable[[argparse.Namespace, dict[str, Any]], int] | None:
+def _tui_entry() -> Callable[[argparse.Namespace, Any], int] | None:
     try:
         module = importlib.import_module("assistant.cli.tui_cmd")
     except ModuleNotFoundError:

@@ -1,6 +1,6 @@
 """`cobalt bench sandbox|serve|train`: benchmarks that measure alternatives side by side in
 one run and print ratios. Each target module exposes `add_arguments(parser)` and
-`main(args, cfg) -> int`; it is imported only when its benchmark runs."""
+`main(args, settings) -> int`; it is imported only when its benchmark runs."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _missing(name: str):
-    def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+    def run(args: argparse.Namespace, settings: Any) -> int:
         from assistant.cli.errors import UserError
 
         raise UserError(f"the {name} benchmark is not available in this version")

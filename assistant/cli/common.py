@@ -1,5 +1,6 @@
-"""Shared plumbing of the loop commands (solve, debug, collect): argument types, opening
-the sandbox and the model client, and a live printer of session events.
+"""Shared plumbing of the loop commands (solve, debug, collect, eval): argument types, a live
+printer of session events and a progress bar (the sandbox, client and store come from
+`assistant.runtime`).
 
 Commands validate everything a user typed (problem, model, sandbox) before they open the
 store, so bad input exits with one sentence and leaves the store untouched.
@@ -12,7 +13,6 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TextIO
 
-from assistant.llm import ChatClient
 from assistant.session import ProgramExtracted, TokenStreamed, TurnFinished, TurnStarted
 
 
@@ -24,25 +24,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
-
-
-def open_sandbox(cfg: dict[str, Any]) -> Any:
-    """The configured Docker sandbox (raises SandboxError with a fix when it cannot run)."""
-    from sandbox import Sandbox
-
-    return Sandbox.from_config(cfg.get("sandbox") or {})
-
-
-def open_client(cfg: dict[str, Any], model: str | None, quiet: bool = False) -> ChatClient:
-    """A client for `model` (default: config model.name), starting the local server if
-    needed; progress goes to stderr so stdout stays clean for --json."""
-    from assistant.server import resolve_client
-
-    def progress(message: str) -> None:
-        if not quiet:
-            print(message, file=sys.stderr, flush=True)
-
-    return resolve_client(cfg, model, progress=progress)
 
 
 def _passed(result: Any, fallback_total: int) -> str:
