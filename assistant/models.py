@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import yaml
 
 from assistant.config import REPO_CONFIGS
+from assistant.errors import UserError
 
 if TYPE_CHECKING:
     from assistant.settings import PathsSettings
@@ -33,7 +34,7 @@ MARKER = "cobalt-model.json"
 Progress = Callable[[str], None]
 
 
-class ModelError(Exception):
+class ModelError(UserError):
     """A model cannot be prepared, imported or found; the message says why and what to do."""
 
 

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any, Callable
 import httpx
 
 from assistant import models
+from assistant.errors import UserError
 from assistant.llm import ChatClient
 
 if TYPE_CHECKING:
     from assistant.settings import ModelSettings, PathsSettings, ServerSettings
 
 
-class ServerError(Exception):
+class ServerError(UserError):
     """The model server cannot be started, reached or asked to do something."""
 
 

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from assistant.errors import UserError
 from assistant.problems import Problem
 from assistant.trajectory import RUNNING, SessionRecord, Turn, new_session_id
 from sandbox.api import RunResult
@@ -55,7 +56,7 @@ MIGRATIONS: list[tuple[int, str]] = [
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-class StoreError(Exception):
+class StoreError(UserError):
     """The store cannot be opened or a record is missing; one sentence for the user."""
 
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.problems import Problem
 from assistant.runtime import open_sandbox, open_store
 from assistant.store import Store
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from assistant.settings import EvalSection, LoopSettings, PathsSettings, Settings
 
 TARGET = 0.5
+
+HELP = "seconds per example: bandit GRPO vs multi-turn online GRPO"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +62,7 @@ def _say(message: str) -> None:
 def _tasks(section: EvalSection, store: Store, spec: str, split: str, limit: int, sources: list[str]) -> tuple[list[Problem], list[Any]]:
     """The first `limit` tasks of the split that have stored trajectories, and those sessions."""
     from trainer.build import sessions_from_store
-    from trainer.evaluate import EvalSettings, load_benchmark
+    from trainer.eval.evaluate import EvalSettings, load_benchmark
 
     problems = load_benchmark(spec, split, EvalSettings.from_section(section))
     sessions = sessions_from_store(store, sources=sources)

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assistant import runtime, server
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.llm import ChatClient
 from assistant.settings import Settings
 from trainer import build, gate, grpo
-from trainer.eval_settings import EvalSettings
+from trainer.eval.settings import EvalSettings
 from trainer.registry import Registry, served_base_name
 from trainer.report import write_report
 from trainer.runstate import RetrainLock, RetrainState, Run, retrain_dir

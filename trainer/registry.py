@@ -25,7 +25,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.settings import PathsSettings
 
 META = "cobalt-adapter.json"

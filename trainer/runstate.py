@@ -22,7 +22,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.settings import PathsSettings
 
 FINISHED = ("done", "skipped", "abandoned")

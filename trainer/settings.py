@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
 from assistant.config import REPO_CONFIGS, merge, read_yaml
+from assistant.errors import UserError
 from assistant.settings import TrainSection
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"

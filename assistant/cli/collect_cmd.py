@@ -11,9 +11,9 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from assistant.cli.common import positive_int, session_progress
 from assistant.cli.trajectories_cmd import print_stats
 from assistant.collect import collect
+from assistant.console import positive_int, session_progress
 from assistant.problem_loader import load_problems
 from assistant.problems import ProblemError
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr

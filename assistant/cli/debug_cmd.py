@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant import feedback
-from assistant.cli.common import TurnPrinter, positive_int, session_json
+from assistant.cli.common import TurnPrinter, session_json
+from assistant.console import positive_int
 from assistant.debug import apply_fix, best_turn, debug_problem, project_root, unified_diff
 from assistant.recorder import record
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr

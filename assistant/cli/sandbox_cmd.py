@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.runtime import open_sandbox
 
 if TYPE_CHECKING:

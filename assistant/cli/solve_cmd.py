@@ -10,7 +10,8 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from assistant.cli.common import TurnPrinter, positive_int, session_json
+from assistant.cli.common import TurnPrinter, session_json
+from assistant.console import positive_int
 from assistant.problem_loader import load_problem
 from assistant.recorder import record
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr

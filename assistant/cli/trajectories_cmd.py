@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant import records
-from assistant.cli.common import positive_int
-from assistant.cli.errors import UserError
+from assistant.console import positive_int
+from assistant.errors import UserError
 from assistant.runtime import open_store
 from assistant.stats import stats
 from assistant.store import Store, StoreError

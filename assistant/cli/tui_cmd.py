@@ -10,8 +10,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assistant.cli.common import positive_int
-from assistant.cli.errors import UserError
+from assistant.console import positive_int
+from assistant.errors import UserError
 
 if TYPE_CHECKING:
     from assistant.settings import Settings

@@ -9,7 +9,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 
 if TYPE_CHECKING:
     from assistant.settings import PathsSettings, Settings

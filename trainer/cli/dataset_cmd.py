@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.runtime import open_sandbox, open_store
 from trainer.cli.common import add_profile, progress
 
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         with open_store(config) as store:
             sessions = build.sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
     if args.tasks:
-        from trainer.evaluate import EvalSettings, load_benchmark
+        from trainer.eval.evaluate import EvalSettings, load_benchmark
 
         wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split,
                                                                 EvalSettings.from_section(config.eval))}

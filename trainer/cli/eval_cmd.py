@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.cli.common import positive_int, session_progress
-from assistant.cli.errors import UserError
+from assistant.console import positive_int, session_progress
+from assistant.errors import UserError
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
-from trainer.eval_settings import EvalSettings
-from trainer.eval_splits import SPLITS
+from trainer.eval.settings import EvalSettings
+from trainer.eval.splits import SPLITS
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -78,9 +78,9 @@ def _slug(text: str) -> str:
 
 
 def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
-    from trainer.eval_report import describe, plot, table
-    from trainer.eval_splits import load_benchmark
-    from trainer.evaluate import evaluate
+    from trainer.eval.evaluate import evaluate
+    from trainer.eval.report import describe, plot, table
+    from trainer.eval.splits import load_benchmark
 
     problems = load_benchmark(args.benchmark, args.split, settings, args.limit)
     turns = args.turns or config.loop.turns
@@ -118,8 +118,8 @@ def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings)
 
 
 def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from trainer.eval_compare import CompareError, compare, comparison_table
-    from trainer.eval_report import EvalReport, plot
+    from trainer.eval.compare import CompareError, compare, comparison_table
+    from trainer.eval.report import EvalReport, plot
 
     try:
         a, b = EvalReport.load(args.report_a), EvalReport.load(args.report_b)
@@ -134,7 +134,7 @@ def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
 
 def run_splits(args: argparse.Namespace, settings: EvalSettings) -> int:
     from assistant.problem_loader import load_problems
-    from trainer.eval_splits import split_ids
+    from trainer.eval.splits import split_ids
 
     ids = split_ids([p.id for p in load_problems(args.splits_benchmark)], settings)
     if args.splits_json:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.runtime import open_sandbox
 from trainer.cli.common import add_profile, is_main_process, progress
 

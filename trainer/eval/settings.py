@@ -2,7 +2,7 @@
 (`assistant.settings.EvalSection`: configs/eval.yaml, then `--config FILE` and
 `COBALT__EVAL__...` variables), flattened, and usable as a split `Rule`.
 
-This module holds settings only; `trainer.evaluate` runs evaluations.
+This module holds settings only; `trainer.eval.evaluate` runs evaluations.
 """
 
 from __future__ import annotations
