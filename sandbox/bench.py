@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sandbox import bench_grading
 from sandbox.api import Job, Limits, SandboxError, TestCase
@@ -33,6 +33,9 @@ from sandbox.core import Sandbox
 from sandbox.engine import ENGINE_ERRORS, short_reason
 from sandbox.pool import run_once
 from sandbox.protocol import assemble, prepare
+
+if TYPE_CHECKING:
+    from sandbox.settings import SandboxSettings
 
 TEMPLATES: list[tuple[str, Callable[[random.Random], str], Callable[[str, int], str]]] = [
     ("print(sum(map(int, input().split())) + {k})",
@@ -132,11 +135,10 @@ def _docker_run(box: Sandbox, jobs: list[Job], concurrency: int) -> int:
         return sum(pool.map(one, jobs))
 
 
-def run_benchmark(cfg: dict[str, Any], programs: int, tests: int, per_program: int | None,
+def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_program: int | None,
                   per_test: int, concurrency: int | None, log: Callable[[str], None] = print,
                   grading_rounds: int = 0) -> dict[str, Any]:
-    section = dict(cfg.get("sandbox") or {})
-    concurrency = concurrency or int(section.get("concurrency", 4))
+    concurrency = concurrency or section.concurrency
     jobs = make_jobs(programs, tests)
     per_program = min(programs, per_program if per_program is not None else programs)
     per_test = min(programs, per_test)
@@ -213,11 +215,13 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def main(args: argparse.Namespace, settings: Any) -> int:
+    """`cobalt bench sandbox`; `settings` is the loaded configuration (its `sandbox` section is used)."""
     quiet = bool(getattr(args, "json", False))
     try:
-        report = run_benchmark(cfg, args.programs, args.tests, args.per_program_programs, args.per_test_programs,
-                               args.concurrency, log=(lambda s: print(s, file=sys.stderr)) if quiet else print,
+        report = run_benchmark(settings.sandbox, args.programs, args.tests, args.per_program_programs,
+                               args.per_test_programs, args.concurrency,
+                               log=(lambda s: print(s, file=sys.stderr)) if quiet else print,
                                grading_rounds=int(getattr(args, "grading", 0) or 0))
     except ENGINE_ERRORS as exc:  # after the retries (sandbox/engine.py); the pools are closed by now
         raise SandboxError(f"the benchmark lost the Docker engine ({short_reason(exc)}) even after retrying "

@@ -4,6 +4,7 @@ harness lines (tampered runs) and the static flags."""
 
 from __future__ import annotations
 
+import ast
 import math
 
 import pytest
@@ -103,7 +104,9 @@ def test_canaries_look_like_the_tests_and_fail_for_honest_programs() -> None:
     cases = [TestCase(code="assert add(1, 2) == 3"), TestCase(code="x = add(5, 5)\nassert x in (10, 11)")]
     checks = [value_check(c.code) for c in cases]
     canary = function_canary(cases, checks)
-    assert canary.startswith("x = add(5, 5)\nassert x in (") and "10" not in canary.splitlines()[1]
+    assert canary.startswith("x = add(5, 5)\nassert x in (")
+    fresh = ast.literal_eval(canary.splitlines()[1].split(" in ", 1)[1])
+    assert len(fresh) == 2 and not {10, 11} & set(fresh)
     only_values = function_canary(cases[:1], checks[:1])
     assert only_values.startswith("assert add(1, 2) == ") and only_values.strip() != "assert add(1, 2) == 3"
     assert function_canary([TestCase(code="assert True")], [None]) is None
