@@ -137,12 +137,14 @@ def _test_files(root: str) -> list[str]:
 
 
 def pytest_canary(project_dir: str) -> PytestCanary | None:
-    """A failing test file beside one of the project's test files, with its imports."""
+    """A failing test file beside the project's last test file (in pytest's collection order,
+    so with `-x` it runs after every real test), named after it and importing what it
+    imports (inside the test, so a failing import cannot abort the collection)."""
     root = os.path.abspath(project_dir)
     files = _test_files(root)
     if not files:
         return None
-    model = _RNG.choice(files)
+    model = max(files, key=lambda path: path.split("/"))
     try:
         with open(os.path.join(root, model), encoding="utf-8") as fh:
             tree = ast.parse(fh.read())
@@ -159,6 +161,6 @@ def pytest_canary(project_dir: str) -> PytestCanary | None:
     else:
         return None
     name = f"{_RNG.choice(tests) if tests else 'test_' + stem[5:-3]}_{_RNG.choice(SUFFIXES)}"
-    body = "\n".join(imports) + ("\n\n\n" if imports else "")
-    body += f"def {name}():\n    expected = {fresh_value()!r}\n    assert {fresh_value()!r} == expected\n"
-    return PytestCanary(path, body)
+    body = "".join(f"    {line}\n" for line in imports)
+    body += f"    expected = {fresh_value()!r}\n    assert {fresh_value()!r} == expected\n"
+    return PytestCanary(path, f"def {name}():\n{body}")

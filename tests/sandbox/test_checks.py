@@ -120,7 +120,9 @@ def test_pytest_canary_sits_beside_the_projects_tests(tmp_path) -> None:
         "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n")
     canary = pytest_canary(str(tmp_path))
     assert canary.path.startswith("tests/test_calc_") and canary.path.endswith(".py")
-    assert canary.source.startswith("from calc import add\n") and "def test_add_" in canary.source
+    assert canary.source.startswith("def test_add_") and "\n    from calc import add\n" in canary.source
+    (tmp_path / "tests" / "test_zoo.py").write_text("def test_z():\n    pass\n")
+    assert pytest_canary(str(tmp_path)).path.startswith("tests/test_zoo_")  # after the last test file
     assert canary.owns(f"{canary.path}::test_x") and not canary.owns("tests/test_calc.py::test_add")
     assert pytest_canary(str(tmp_path / "tests" / "none")) is None
     assert PytestCanary("t/test_a_extra.py", "").owns("t.test_a_extra")  # a collection error's name

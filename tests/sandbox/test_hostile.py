@@ -90,5 +90,5 @@ def test_pytest_kind_report_forgery(sandbox, project: Path, program: str) -> Non
         forged(result)
         assert {t.name for t in result.tests} == {"tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"}
     honest = sandbox.run("def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n", [], "pytest",
-                         project=Project(str(project), "calc.py"))
-    assert honest.pass_rate == 1.0 and not honest.tampered and len(honest.tests) == 2
+                         project=Project(str(project), "calc.py", "python -m pytest -x -q"))
+    assert honest.pass_rate == 1.0 and not honest.tampered and len(honest.tests) == 2  # the canary runs last
