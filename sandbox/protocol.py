@@ -111,11 +111,15 @@ def _test_frames(job: Prepared, canaries: bool, outside: bool) -> bytes:
     if canary is not None:
         wires.insert(secrets.randbelow(len(wires) + 1), (-1, canary))
     frames = []
+    longest: dict[str, int] = {}  # stdio tests with one input share a run: read as much as the longest needs
+    for case in cases:
+        size = len((case.output or "").encode("utf-8", "surrogatepass"))
+        longest[case.input or ""] = max(size, longest.get(case.input or "", 0))
     for slot, case in wires:
         check = job.checks[slot] if slot >= 0 else None
         code = check.child_code if check is not None else case.code
-        expected = (case.output or "").encode("utf-8", "surrogatepass")
-        test = {"input": case.input or "", "code": code, "expected_len": len(expected)}
+        expected = max(len((case.output or "").encode("utf-8", "surrogatepass")), longest.get(case.input or "", 0))
+        test = {"input": case.input or "", "code": code, "expected_len": expected}
         if check is not None:
             test["value"] = True
         frames.append(frame(test))

@@ -92,3 +92,15 @@ def test_pytest_kind_report_forgery(sandbox, project: Path, program: str) -> Non
     honest = sandbox.run("def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n", [], "pytest",
                          project=Project(str(project), "calc.py", "python -m pytest -x -q"))
     assert honest.pass_rate == 1.0 and not honest.tampered and len(honest.tests) == 2  # the canary runs last
+
+
+def test_stdio_tests_with_one_input_share_a_run(sandbox) -> None:
+    """The stdio canary repeats a real input: it costs a comparison, not a run, and the real
+    test keeps its own read limit (here an output far above the kept bytes)."""
+    coin = sandbox.run("import os\nprint(os.urandom(8).hex())\n", [TestCase(input="x\n", output="a\n"),
+                                                                  TestCase(input="x\n", output="b\n")])
+    assert coin.tests[0].stdout == coin.tests[1].stdout  # one run, two comparisons
+    big = "\n".join(str(i) for i in range(40000)) + "\n"  # ~230 KB, kept bytes are 64 KB
+    for _ in range(3):  # the canary lands before or after the real test
+        result = sandbox.run("print(*range(40000), sep='\\n')\n", [TestCase(input="go\n", output=big)])
+        assert [t.status for t in result.tests] == ["passed"] and not result.tampered
