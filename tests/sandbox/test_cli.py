@@ -50,6 +50,15 @@ def test_run_function_kind(tmp_path: Path, capsys, docker_client) -> None:
     assert [t["status"] for t in out["tests"]] == ["passed", "failed"] and out["tests"][1]["actual"] == "2"
 
 
+def test_run_shows_a_forged_run_as_tampered(tmp_path: Path, capsys, docker_client) -> None:
+    program = write(tmp_path / "f.py", "import sys\ndef add(a, b):\n    return sys._getframe(1).f_code.co_consts[-2]\n")
+    tests = write(tmp_path / "t.json", json.dumps([{"code": "assert add(2, 2) == 4"}]))
+    assert main(["sandbox", "run", "--program", program, "--tests", tests, "--kind", "function"]) == 0
+    out = capsys.readouterr().out
+    assert "tampered: a hidden canary test passed" in out and "flags (signals, not failures): frames" in out
+    assert "test 1: tampered" in out and "passed 0/1" in out
+
+
 @pytest.mark.parametrize("content, message", [
     ('[{"input": "1", "output": "1"', "is not valid JSON"),
     ('{"input": "1", "output": "1"}', "must hold a JSON list"),
