@@ -42,11 +42,12 @@ class PytestCanary:
 
 
 def fresh_value(like: object = None) -> object:
-    """A value no honest program returns for a real call: a random int, float, bytes or word
-    (of `like`'s type where it is one of those)."""
+    """A value no honest program returns for a real call: a random int (6 to 12 digits),
+    float, bytes or word (6 to 14 letters), of `like`'s type where it is one of those."""
     kind = type(like) if type(like) in (int, float, str, bytes) else _RNG.choice((int, str))
-    number = _RNG.randrange(10 ** 11, 10 ** 12)
-    word = "".join(_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(12))
+    digits = _RNG.randint(6, 12)
+    number = _RNG.randrange(10 ** (digits - 1), 10 ** digits)
+    word = "".join(_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_RNG.randint(6, 14)))
     return {int: number, float: number / 1000, str: word, bytes: word.encode()}[kind]
 
 
