@@ -12,7 +12,6 @@ import pytest
 from trainer_fakes import FORGE_ADD, RIGHT_ADD, WRONG_ADD, add_problem, code_bias, session
 
 from assistant import extract, models
-from assistant.settings import LoopSettings
 from trainer import grpo
 from trainer.build import build
 from trainer.reward import TAMPERED, SandboxReward, completion_text
@@ -36,17 +35,16 @@ class RecordingReward(SandboxReward):
 def test_a_forging_completion_gets_minus_one_and_is_counted(tmp_path: Path, sandbox, test_config,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = test_config
-    settings = load_train_settings(cfg, "test")
+    settings = load_train_settings(cfg.train, "test")
     settings.grpo.update(max_completion_length=72, num_generations=4, per_device_train_batch_size=4,
-                         generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg),
+                         generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths),
                                                                        [FORGE_ADD, RIGHT_ADD])})
     sessions = [session(add_problem(), [0.0, 1.0], "s1", programs=[WRONG_ADD, RIGHT_ADD])]
-    build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=None, loop=LoopSettings.from_config(cfg),
-          perturb=False)
+    build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop, perturb=False)
     RecordingReward.seen = []
     monkeypatch.setattr(grpo, "SandboxReward", RecordingReward)
 
-    result = grpo.train(cfg, settings, model="tiny", dataset=tmp_path / "ds", out=tmp_path / "run",
+    result = grpo.train(settings, model="tiny", dataset=tmp_path / "ds", out=tmp_path / "run", paths=cfg.paths,
                         sandbox=sandbox, max_steps=2, progress=lambda _: None)
 
     forging = [r for program, r in RecordingReward.seen if program and "_getframe" in program]
