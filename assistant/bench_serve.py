@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from assistant import models, server
+from assistant.device import on_gpu
 
 PROMPTS = [
     "Write a Python function is_prime(n) that returns True when n is prime.",
@@ -99,7 +100,7 @@ def measure(cfg: dict[str, Any], model: str | None, tokens: int, concurrency: in
         "target_ratio": 5.0,
         "meets_target": agg_tps / hf_tps >= 5.0,
         "requests": {"single": single, "concurrent": concurrency, "transformers": hf},
-        "device": "gpu" if server._on_gpu() else "cpu",
+        "device": "gpu" if on_gpu() else "cpu",
     }
 
 

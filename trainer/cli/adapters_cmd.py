@@ -40,7 +40,7 @@ def _version(text: str) -> int:
 
 def _hotload(cfg: dict[str, Any], item: Any) -> str:
     from assistant import server
-    from trainer.registry import served_base_name
+    from assistant.adapters import served_base_name
 
     info = server.running(cfg)
     if info is None or item is None or info.model != served_base_name(item.base_model):
@@ -51,7 +51,8 @@ def _hotload(cfg: dict[str, Any], item: Any) -> str:
 
 
 def list_cmd(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    from trainer.registry import Registry, read_current
+    from assistant.adapters import read_current
+    from trainer.registry import Registry
 
     registry = Registry.from_config(cfg)
     current = read_current(registry.root)

@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     from assistant.store import Store
     from trainer import build
+    from trainer.sessions import sessions_from_jsonl, sessions_from_store
     from trainer.settings import load_train_settings
 
     settings = load_train_settings(cfg, args.profile)
@@ -41,10 +42,10 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     if args.jsonl is not None:
         if not args.jsonl.is_file():
             raise UserError(f"{args.jsonl}: no such JSONL file")
-        sessions = build.sessions_from_jsonl(args.jsonl)
+        sessions = sessions_from_jsonl(args.jsonl)
     else:
         with Store.open(cfg) as store:
-            sessions = build.sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
+            sessions = sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
     if args.tasks:
         from trainer.eval.evaluate import EvalSettings, load_benchmark
 

@@ -75,7 +75,7 @@ def _slug(text: str) -> str:
 
 
 def run_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettings) -> int:
-    from assistant import server
+    from assistant.client import resolve_client
     from assistant.store import Store
     from trainer.eval.evaluate import evaluate
     from trainer.eval.report import describe, plot, table
@@ -88,8 +88,8 @@ def run_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettin
         loop.temperature = [args.temperature]
     concurrency = args.concurrency or int((cfg.get("sandbox") or {}).get("concurrency", 4))
     quiet = args.json
-    client = server.resolve_client(cfg, args.model, adapter=args.adapter,
-                                   progress=lambda m: None if quiet else print(m, file=sys.stderr, flush=True))
+    client = resolve_client(cfg, args.model, adapter=args.adapter,
+                            progress=lambda m: None if quiet else print(m, file=sys.stderr, flush=True))
     name = Path(args.benchmark).stem if Path(args.benchmark).exists() else args.benchmark
     out = args.out or data_dir(cfg) / "eval" / _slug(
         f"{client.display_name}-{name}-{args.split}" + ("-perturbed" if args.perturbed else ""))
