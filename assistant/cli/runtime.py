@@ -24,7 +24,7 @@ def open_sandbox(cfg: dict[str, Any]) -> Any:
 def open_client(cfg: dict[str, Any], model: str | None, quiet: bool = False) -> ChatClient:
     """A client for `model` (default: config model.name), starting the local server if
     needed; progress goes to stderr so stdout stays clean for --json."""
-    from assistant.client import resolve_client
+    from assistant.connect import resolve_client
 
     def progress(message: str) -> None:
         if not quiet:

@@ -39,7 +39,7 @@ class Services:
         self.server_state = "not started"
 
     def _resolve_client(self, progress: Progress) -> Any:
-        from assistant.client import resolve_client
+        from assistant.connect import resolve_client
 
         return resolve_client(self.cfg, self.model_name if self.model_name != "-" else None, progress=progress)
 

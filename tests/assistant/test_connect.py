@@ -1,4 +1,4 @@
-"""Choosing the client for a model name (`assistant.client`): provider ids, unknown models,
+"""Choosing the client for a model name (`assistant.connect`): provider ids, unknown models,
 and on the real vLLM server with the tiny model, the promoted adapter and a registered
 version hot-loaded on demand."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant import models, server
-from assistant.client import resolve_client
+from assistant.connect import resolve_client
 from tests.conftest import make_random_adapter
 
 PROMPT = [{"role": "user", "content": "def is_prime(n):"}]
