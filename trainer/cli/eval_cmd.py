@@ -75,7 +75,7 @@ def _slug(text: str) -> str:
 
 
 def run_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettings) -> int:
-    from assistant.client import resolve_client
+    from assistant.connect import resolve_client
     from assistant.store import Store
     from trainer.eval.evaluate import evaluate
     from trainer.eval.report import describe, plot, table
