@@ -10,12 +10,14 @@ The server's process lifecycle is `assistant.server`; the registry's layout on d
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
-from assistant import adapters, models, server
-from assistant.config import data_dir
+from assistant import adapters, models
 from assistant.llm import ChatClient
-from assistant.server import ServerError
+from assistant.server import ServerError, ensure, load_adapter, served_models
+
+if TYPE_CHECKING:
+    from assistant.settings import ModelSettings, PathsSettings, ServerSettings
 
 
 def is_provider_model(name: str) -> bool:
@@ -23,32 +25,32 @@ def is_provider_model(name: str) -> bool:
     return "/" in name and not Path(name).expanduser().exists() and name.split("/")[0].isidentifier()
 
 
-def resolve_client(cfg: dict[str, Any], model: str | None = None, adapter: str | None = None,
+def resolve_client(settings: ModelSettings, model: str | None = None, *, server: ServerSettings,
+                   paths: PathsSettings, adapter: str | None = None,
                    progress: Callable[[str], None] = print) -> ChatClient:
     """A ChatClient for a local model (starting or reusing the server) or a provider id.
     With no `adapter`, a local model is served through its promoted adapter, if any
     (hot-loaded when the server lacks it); `adapter="base"` forces the bare base model."""
-    name = model or cfg["model"]["name"]
-    mcfg = cfg["model"]
-    common = dict(timeout_s=float(mcfg["timeout_s"]), retries=int(mcfg["retries"]), max_tokens=int(mcfg["max_tokens"]))
-    is_local = name in models.catalog() or models.is_prepared(name, cfg) or Path(name).expanduser().is_dir()
+    name = model or settings.name
+    common = dict(timeout_s=settings.timeout_s, retries=settings.retries, max_tokens=settings.max_tokens)
+    is_local = name in models.catalog() or models.is_prepared(name, paths) or Path(name).expanduser().is_dir()
     if not is_local and is_provider_model(name):
         return ChatClient(name, display_name=name, **common)
-    info = server.ensure(cfg, name, progress=progress)
-    root = adapters.adapters_root(data_dir(cfg))
+    info = ensure(server, paths, name, progress=progress)
+    root = adapters.adapters_root(paths.data_dir)
     target = info.model if adapter in (None, "base") else adapter
     if adapter not in (None, "base"):
-        served = server.served_models(info.api_base)
+        served = served_models(info.api_base)
         if adapter not in served:
             target, path = registered_adapter(root, info.model, adapter)
             if target not in served:
                 progress(f"loading adapter {target} into the server")
-                server.load_adapter(info.api_base, target, path)
+                load_adapter(info.api_base, target, path)
     if adapter is None:
         entry = adapters.current_adapter(root, info.model)
         if entry is not None:
-            if entry["name"] not in server.served_models(info.api_base):
-                server.load_adapter(info.api_base, entry["name"], entry["path"])
+            if entry["name"] not in served_models(info.api_base):
+                load_adapter(info.api_base, entry["name"], entry["path"])
             target = entry["name"]
     client = ChatClient(f"hosted_vllm/{target}", api_base=info.api_base, display_name=target, **common)
     client.adapter_version = None if target == info.model else target

@@ -20,7 +20,9 @@ from typing import Any, Callable
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.problems import Problem
+from assistant.settings import LoopSettings
 from assistant.store import Store
+from trainer.eval.settings import EvalSettings
 from trainer.settings import GateSettings
 
 
@@ -65,18 +67,19 @@ def _incomplete(report: Any, expected: int) -> str | None:
     return None
 
 
-def compare(cfg: dict[str, Any], problems: list[Problem], current: Arm, candidate: Arm, sandbox: Runner,
-            store: Store, settings: GateSettings, progress: Callable[[str], None] = lambda _: None) -> GateReport:
-    """Evaluate both arms on `problems` and decide (see the module doc)."""
-    from trainer.eval.evaluate import EvalSettings, evaluate
+def compare(loop: LoopSettings, evaluation: EvalSettings, problems: list[Problem], current: Arm, candidate: Arm,
+            sandbox: Runner, store: Store, settings: GateSettings,
+            progress: Callable[[str], None] = lambda _: None) -> GateReport:
+    """Evaluate both arms on `problems` (sessions of the `loop` settings with the
+    `evaluation` overrides) and decide (see the module doc)."""
+    from trainer.eval.evaluate import evaluate
     from trainer.eval.evaluate import compare as paired
 
-    es = EvalSettings.from_config(cfg)
-    es.resamples, es.confidence = settings.bootstrap, settings.confidence
+    es = dataclasses.replace(evaluation, resamples=settings.bootstrap, confidence=settings.confidence)
     reports = []
     for arm in (current, candidate):
         progress(f"gate: evaluating {arm.client.display_name} ({arm.label})")
-        reports.append(evaluate(cfg, problems, arm.client, sandbox, store, turns=settings.turns,
+        reports.append(evaluate(loop, problems, arm.client, sandbox, store, turns=settings.turns,
                                 samples=settings.samples, concurrency=settings.concurrency, settings=es,
                                 benchmark="validation", adapter=arm.adapter))
     result = paired(reports[0], reports[1], es)

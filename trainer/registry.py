@@ -21,8 +21,9 @@ from filelock import FileLock
 
 from assistant import atomic
 from assistant.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
-from assistant.config import data_dir
 from assistant.errors import UserError
+from assistant.settings import PathsSettings
+
 
 @dataclass
 class AdapterVersion:
@@ -54,8 +55,9 @@ class Registry:
         self.lock = FileLock(str(self.root / ".lock"), timeout=60)
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any] | None = None) -> "Registry":
-        return cls(adapters_root(data_dir(cfg)))
+    def open(cls, paths: PathsSettings | None = None) -> "Registry":
+        """The registry in the data directory of `paths` (default: resolved from the environment)."""
+        return cls(adapters_root((paths or PathsSettings()).data_dir))
 
     # --- reads ------------------------------------------------------------------------
 

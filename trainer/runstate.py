@@ -23,14 +23,14 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from assistant import atomic
-from assistant.config import data_dir
 from assistant.errors import UserError
+from assistant.settings import PathsSettings
 
 FINISHED = ("done", "skipped", "abandoned")
 
 
-def retrain_dir(cfg: dict[str, Any] | None) -> Path:
-    path = data_dir(cfg) / "retrain"
+def retrain_dir(paths: PathsSettings | None) -> Path:
+    path = (paths or PathsSettings()).data_dir / "retrain"
     (path / "runs").mkdir(parents=True, exist_ok=True)
     return path
 

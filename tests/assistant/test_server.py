@@ -23,7 +23,7 @@ def test_chat_completion_through_litellm(tiny_server) -> None:
 
 
 def test_lora_adapter_changes_output_and_unloads(tiny_server, tmp_path: Path) -> None:
-    base_dir = models.resolve("tiny", tiny_server.cfg)
+    base_dir = models.resolve("tiny", tiny_server.cfg.paths)
     adapter = make_random_adapter(base_dir, tmp_path / "adapter")
     base_text = tiny_server.chat_client(max_tokens=24).chat(PROMPT, temperature=0.0).text
 
@@ -53,18 +53,18 @@ def test_unreachable_server_is_one_sentence() -> None:
         client.chat(PROMPT)
 
 
-def test_busy_port_is_refused(tiny_server, test_config, cobalt_home) -> None:
-    cfg = {**test_config, "server": {**test_config["server"], "port": tiny_server.info.port}}
+def test_busy_port_is_refused(tiny_server, home_config) -> None:
+    busy = home_config.server.model_copy(update={"port": tiny_server.info.port})
     with pytest.raises(server.ServerError, match="busy"):
-        server.start(cfg, "tiny", progress=lambda _: None)
+        server.start(busy, home_config.paths, "tiny", progress=lambda _: None)
 
 
-def test_server_dying_during_startup_is_reported(test_config, cobalt_home, tmp_path: Path) -> None:
+def test_server_dying_during_startup_is_reported(home_config, tmp_path: Path) -> None:
     broken = tmp_path / "broken-model"
     broken.mkdir()
     (broken / "config.json").write_text('{"model_type": "qwen2", "architectures": ["NoSuchArch"]}')
     from tests.conftest import free_port
 
     with pytest.raises(server.ServerError, match="exited during start-up"):
-        server.start(test_config, str(broken), port=free_port(), progress=lambda _: None)
-    assert server.running(test_config) is None
+        server.start(home_config.server, home_config.paths, str(broken), port=free_port(), progress=lambda _: None)
+    assert server.running(home_config.paths) is None
