@@ -164,3 +164,14 @@ def test_a_forging_program_gets_minus_one_and_is_counted(sandbox) -> None:
     assert out == [1.0, pytest.approx(-0.1), -1.0]
     assert reward.totals["tampered"] == 1 and reward.totals["flagged"] == 1
     assert score(answer(FORGE_ADD), 1.0, 0.0, tampered=True) == -1.0
+
+
+def test_trajectory_reward_gives_minus_one_to_a_tampered_trajectory() -> None:
+    from trainer.rollout import trajectory_reward
+
+    replies = [answer("print(1)"), answer("print(2)")]
+    out = trajectory_reward([[]] * 2, replies, final_reply=replies, final_pass=[1.0, 1.0],
+                            rollout_prev_best=[0.0, 0.0], final_tampered=[False, True])
+    assert out == [1.0, -1.0]
+    assert trajectory_reward([[]], replies[:1], final_reply=replies[:1], final_pass=[1.0],
+                             rollout_prev_best=[0.0]) == [1.0]  # older rollouts without the field
