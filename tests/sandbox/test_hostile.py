@@ -10,7 +10,7 @@ from pathlib import Path
 import hostile
 import pytest
 
-from sandbox import Project, TestCase
+from sandbox import Job, Project, TestCase
 
 pytestmark = pytest.mark.docker
 
@@ -104,3 +104,19 @@ def test_stdio_tests_with_one_input_share_a_run(sandbox) -> None:
     for _ in range(3):  # the canary lands before or after the real test
         result = sandbox.run("print(*range(40000), sep='\\n')\n", [TestCase(input="go\n", output=big)])
         assert [t.status for t in result.tests] == ["passed"] and not result.tampered
+
+
+def test_humaneval_canonical_solutions_keep_passing(sandbox) -> None:
+    """Honest programs keep their results: HumanEval's canonical solutions pass every test with
+    the guards on (most asserts judged outside, a canary each), none tampered or flagged.
+    (All 164 were checked the same way, on and off; here a slice, to keep the suite fast.)"""
+    from assistant.problem_sources import _humaneval_rows, humaneval_problem
+
+    if sandbox.transport.name == "exec":
+        pytest.skip("grading does not depend on the transport; once is enough")
+    rows = _humaneval_rows()[::8]
+    jobs = [Job(row["prompt"] + row["canonical_solution"], humaneval_problem(row).all_tests(), kind="function")
+            for row in rows]
+    results = sandbox.run_many(jobs)
+    assert [r.all_passed for r in results] == [True] * len(rows)
+    assert not any(r.tampered or r.flags for r in results)
