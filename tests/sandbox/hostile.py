@@ -202,3 +202,32 @@ def add(a, b):
 def sub(a, b):
     return a + b
 '''
+
+# Patch the harness itself, found through gc: its record writer always reports "ok", the
+# equality it puts in asserts always holds, and its plain-data encoder sends what it likes.
+PATCH_HARNESS = '''
+import gc
+
+def _always_ok(*fields):
+    fields = list(fields) + [""] * 7
+    fields[1], fields[2], fields[3] = "ok", "", 0
+    return "\\0".join(str(f) for f in fields[:7]).encode()
+
+def _always_equal(state):
+    return lambda actual, expected: True
+
+def _my_value(value, cap=0):
+    return '["i","0x63"]'
+
+for obj in gc.get_objects():
+    if type(obj).__name__ == "function":
+        if obj.__name__ == "record_bytes":
+            obj.__code__ = _always_ok.__code__
+        elif obj.__name__ == "_make_eq":
+            obj.__code__ = _always_equal.__code__
+        elif obj.__name__ == "encode" and "plain" in obj.__module__:
+            obj.__code__ = _my_value.__code__
+
+def add(a, b):
+    return 99
+'''

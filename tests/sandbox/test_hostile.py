@@ -27,10 +27,10 @@ def forged(result) -> None:
 
 
 def test_forging_the_childs_record_is_tampered(sandbox) -> None:
-    for program in (hostile.FORGE_RECORD, hostile.READ_CONSTANTS):
+    for program in (hostile.FORGE_RECORD, hostile.READ_CONSTANTS, hostile.PATCH_HARNESS):
         result = sandbox.run(program, HUMANEVAL_LIKE, "function")
         forged(result)
-        assert "frames" in result.flags and len(result.tests) == len(HUMANEVAL_LIKE)
+        assert result.flags and len(result.tests) == len(HUMANEVAL_LIKE)
 
 
 def test_always_equal_objects_and_patched_builtins_get_nothing(sandbox) -> None:
