@@ -19,18 +19,10 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from assistant.config import REPO_CONFIGS, describe, merge, read_yaml
 from assistant.errors import UserError
+from assistant.device import on_gpu
 from assistant.settings import TrainSection
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
-
-
-def _on_gpu() -> bool:
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except ImportError:
-        return False
 
 
 @pydantic_dataclass
@@ -142,7 +134,7 @@ def load_train_settings(section: TrainSection | None = None, profile: str | None
     profiles = merge(base.get("profiles") or {}, user.get("profiles") or {})
     name = profile or str(user.get("profile") or base.get("profile") or "auto")
     if name == "auto":
-        name = "gpu" if _on_gpu() else "cpu-small"
+        name = "gpu" if on_gpu() else "cpu-small"
     if name not in profiles:
         raise UserError(f"no training profile named {name!r}; profiles: {', '.join(sorted(profiles))}")
 
