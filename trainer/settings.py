@@ -18,8 +18,8 @@ from pydantic import ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from assistant.config import REPO_CONFIGS, describe, merge, read_yaml
-from assistant.errors import UserError
 from assistant.device import on_gpu
+from assistant.errors import UserError
 from assistant.settings import TrainSection
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
