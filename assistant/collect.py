@@ -19,9 +19,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from assistant.interfaces import ChatModel, Runner
 from assistant.problems import Problem
-from assistant.session import (ChatModel, Event, ProgramExtracted, Runner, Session, SessionEnded,
-                               TurnFinished, TurnStarted)
+from assistant.recorder import record
+from assistant.session import Event, ProgramExtracted, Session, SessionEnded, TurnFinished, TurnStarted
 from assistant.settings import LoopSettings
 from assistant.store import Store
 from assistant.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
@@ -139,8 +140,8 @@ def collect(problems: list[Problem], client: ChatModel, sandbox: Runner, store: 
     streak: list[str] = []
 
     def one(problem: Problem) -> Session:
-        session = Session(problem, client, sandbox, store, settings, source=source,
-                          adapter_version=adapter_version, subscriber=meter, stream=False)
+        session = record(Session(problem, client, sandbox, settings, source=source,
+                                 adapter_version=adapter_version, subscriber=meter, stream=False), store)
         session.run()
         return session
 

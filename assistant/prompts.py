@@ -4,8 +4,11 @@ evaluation: a prompt that differs between training and serving is a bug.
     messages = build(problem, [(reply_0, feedback_0), (reply_1, feedback_1), ...])
 
 gives the context for the next turn: system, first user turn, then for each earlier turn
-the assistant reply (only the text after `</think>`) and the feedback turn. This module
-formats text only; it does not run programs or call models.
+the assistant reply (only the text after `</think>`) and the feedback turn. The loop
+(`continued`, from its stored turns), the exported records, the dataset builder (`build`)
+and the multi-turn rollout (`extend`) all go through these functions, so they send the
+same messages for the same history. This module formats text only; it does not run
+programs or call models.
 """
 
 from __future__ import annotations
@@ -14,8 +17,7 @@ from typing import Sequence
 
 from assistant.extract import after_thinking
 from assistant.problems import Problem
-
-Message = dict[str, str]
+from assistant.trajectory import Message, Turn
 
 SYSTEM_PROMPT = """You are a careful Python programming assistant who helps the user solve coding problems.
 
@@ -84,13 +86,27 @@ def assistant_message(reply: str) -> Message:
     return {"role": "assistant", "content": after_thinking(reply)}
 
 
+def extend(messages: list[Message], reply: str, feedback_text: str) -> list[Message]:
+    """`messages` followed by one more turn: its reply and the feedback turn after it."""
+    return [*messages, assistant_message(reply), feedback_message(feedback_text)]
+
+
 def build(problem: Problem, history: Sequence[tuple[str, str]]) -> list[Message]:
     """The messages for the next turn, given earlier (reply, feedback text) pairs."""
     messages = initial_messages(problem)
     for reply, feedback_text in history:
-        messages.append(assistant_message(reply))
-        messages.append(feedback_message(feedback_text))
+        messages = extend(messages, reply, feedback_text)
     return messages
+
+
+def continued(problem: Problem, turns: Sequence[Turn]) -> list[Message]:
+    """The messages after stored `turns`: the context the last one was sent, its reply and
+    its feedback turn as stored. For turns the loop made this equals `build(problem,
+    [(t.reply, t.feedback) ...])`; an imported conversation continues as it was recorded."""
+    if not turns:
+        return initial_messages(problem)
+    last = turns[-1]
+    return [*last.messages, assistant_message(last.reply), {"role": "user", "content": last.feedback_message}]
 
 
 def feedback_of(content: str) -> str:

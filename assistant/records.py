@@ -44,12 +44,6 @@ def tests_json(tests: list[TestCase], problem: Problem) -> str:
     return json.dumps(spec, ensure_ascii=False)
 
 
-def conversation(session: SessionRecord) -> list[dict[str, str]]:
-    last = session.turns[-1]
-    return [*last.messages, prompts.assistant_message(last.reply),
-            {"role": "user", "content": last.feedback_message}]
-
-
 def _carried(rates: list[float], length: int) -> list[float]:
     return rates + [rates[-1]] * (length - len(rates))
 
@@ -82,7 +76,7 @@ def record(problem: Problem, sessions: list[SessionRecord]) -> dict[str, Any]:
         "test_cases": tests_json(problem.all_tests(), problem),
         "public_test_cases": tests_json(problem.public_tests, problem),
         "hidden_test_cases": tests_json(problem.hidden_tests, problem),
-        "conversations": [conversation(s) for s in sessions],
+        "conversations": [prompts.continued(problem, s.turns) for s in sessions],
         "public_pass_rates": [list(column) for column in zip(*public)],
         "all_pass_rates": [_carried([t.hidden_pass_rate for t in s.turns], length) for s in sessions],
         "cobalt": {"version": FORMAT_VERSION, "problem": problem.to_dict(),

@@ -4,41 +4,30 @@ sandbox -> feedback -> next turn, up to T turns, stopping once every public test
 Each turn's program runs once against the public and hidden tests together; only the
 public results become feedback, hidden results are stored and never shown to the model.
 A reply whose program repeats an earlier turn's (whitespace-normalised) is resampled at a
-higher temperature, up to `repeat_resamples` times, and the turn records it. Every
-finished turn is written to the store in its own transaction before the next begins.
-Model errors (after the client's retries) and sandbox faults end the session with a
+higher temperature, up to `repeat_resamples` times, and the turn records it. The loop
+knows no store: `assistant.recorder` subscribes to its events and writes every finished
+turn in its own transaction before the next begins. Model errors (after the client's retries) and sandbox faults end the session with a
 status and a message; `run` never raises for them.
 
 Subscribers receive events (TurnStarted, TokenStreamed, ProgramExtracted, TurnFinished,
-SessionEnded) synchronously, from the thread that runs the loop.
+SessionEnded) synchronously, from the thread that runs the loop, in the order they
+subscribed.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any
 
 from assistant import extract, feedback, prompts
+from assistant.interfaces import ChatModel, EventSink, Runner
 from assistant.llm import ChatResult, LLMError
 from assistant.problems import Problem
 from assistant.settings import LoopSettings
-from assistant.store import Store, new_session_id
 from assistant.trajectory import (ERROR, INTERRUPTED, MODEL_ERROR, PASSED, RUNNING, SANDBOX_ERROR,
-                                  UNSOLVED, Message, SessionRecord, Turn)
+                                  UNSOLVED, Message, SessionRecord, Turn, new_session_id)
 from sandbox.api import RunResult, SandboxError, TestCase
-
-
-class ChatModel(Protocol):
-    display_name: str
-
-    def chat(self, messages: list[Message], *, temperature: float = ..., top_p: float = ...,
-             max_tokens: int | None = ..., on_token: Callable[[str], None] | None = ...) -> ChatResult: ...
-
-
-class Runner(Protocol):
-    def run(self, program: str, tests: list[TestCase], kind: str, limits: Any = None,
-            project: Any = None) -> RunResult: ...
 
 
 @dataclass
@@ -79,7 +68,6 @@ class SessionEnded:
 
 
 Event = TurnStarted | TokenStreamed | ProgramExtracted | TurnFinished | SessionEnded
-Subscriber = Callable[[Event], None]
 
 
 def grade(sandbox: Runner, problem: Problem, program: str) -> tuple[RunResult, RunResult]:
@@ -113,45 +101,41 @@ def _check(result: RunResult) -> None:
 
 
 class Session:
-    """One problem worked on by one model. Create it, then `run()`; or `Session.resume`."""
+    """One problem worked on by one model. Create it (or `Session.resume` a record), then
+    `run()`. To store it, subscribe `assistant.recorder.Recorder` (or use `recorder.record`)."""
 
-    def __init__(self, problem: Problem, client: ChatModel, sandbox: Runner, store: Store | None = None,
+    def __init__(self, problem: Problem, client: ChatModel, sandbox: Runner,
                  settings: LoopSettings | None = None, *, source: str = "cli",
-                 adapter_version: str | None = None, subscriber: Subscriber | None = None,
-                 stream: bool = True, record: SessionRecord | None = None) -> None:
+                 adapter_version: str | None = None, subscriber: EventSink | None = None,
+                 stream: bool = True) -> None:
         self.problem = problem
         self.client = client
         self.sandbox = sandbox
-        self.store = store
         self.settings = settings or LoopSettings()
         self.source = source
         self.adapter_version = adapter_version or getattr(client, "adapter_version", None)
-        self.subscribers: list[Subscriber] = [subscriber] if subscriber else []
+        self.subscribers: list[EventSink] = [subscriber] if subscriber else []
         self.stream = stream
-        self.id: str | None = record.id if record else None
-        self.turns: list[Turn] = list(record.turns) if record else []
-        self.status = record.status if record else RUNNING
-        self.error: str | None = record.error if record else None
+        self.id: str | None = None
+        self.turns: list[Turn] = []
+        self.status = RUNNING
+        self.error: str | None = None
 
     @classmethod
-    def resume(cls, store: Store, session_id: str, client: ChatModel, sandbox: Runner,
+    def resume(cls, record: SessionRecord, client: ChatModel, sandbox: Runner,
                settings: LoopSettings | None = None, **kwargs: Any) -> "Session":
-        """Continue a stored session from its last turn (any status)."""
-        record = store.session(session_id)
-        if record.problem is None:
-            from assistant.store import StoreError
-
-            raise StoreError(f"the problem of session {record.id} is missing from the store")
-        session = cls(record.problem, client, sandbox, store, settings, source=record.source,
-                      adapter_version=record.adapter_version, record=record, **kwargs)
-        session.status = RUNNING
-        store.set_status(record.id, RUNNING)
+        """Continue a stored session (any status) from its last turn; `record.problem` must be set."""
+        assert record.problem is not None
+        session = cls(record.problem, client, sandbox, settings, source=record.source,
+                      adapter_version=record.adapter_version, **kwargs)
+        session.id, session.turns = record.id, list(record.turns)
         return session
 
     # --- events -------------------------------------------------------------------------
 
-    def subscribe(self, subscriber: Subscriber) -> None:
-        self.subscribers.append(subscriber)
+    def subscribe(self, subscriber: EventSink, first: bool = False) -> None:
+        """Add a subscriber, after the others (or before them with `first`)."""
+        self.subscribers.insert(0 if first else len(self.subscribers), subscriber)
 
     def _emit(self, event: Event) -> None:
         for subscriber in self.subscribers:
@@ -164,22 +148,13 @@ class Session:
         return bool(self.turns) and self.turns[-1].passed_public
 
     def context(self) -> list[Message]:
-        """The messages for the next turn: the last turn's context + its reply + feedback."""
-        if not self.turns:
-            return prompts.initial_messages(self.problem)
-        last = self.turns[-1]
-        return [*last.messages, prompts.assistant_message(last.reply),
-                {"role": "user", "content": last.feedback_message}]
+        """The messages for the next turn (`prompts.continued`)."""
+        return prompts.continued(self.problem, self.turns)
 
     def _start(self) -> str:
-        """The session id; the store row is written with the first finished turn, so a
-        session that fails before any turn (a bad model name, a dead sandbox) stores nothing."""
         if self.id is None:
             self.id = new_session_id()
         return self.id
-
-    def _stored(self) -> bool:
-        return self.store is not None and self.store.has_session(self._start())
 
     def run(self, max_turns: int | None = None) -> str:
         """Model turns until the public tests pass or the session holds `max_turns` turns
@@ -203,8 +178,6 @@ class Session:
 
     def finish(self, status: str, error: str | None = None) -> str:
         self.status, self.error = status, error
-        if self.store is not None and self._stored():
-            self.store.set_status(self._start(), status, error)
         self._emit(SessionEnded(self._start(), status, error))
         return status
 
@@ -271,17 +244,6 @@ class Session:
                     public=public, hidden=hidden, author=author, created_at=time.time())
 
     def _record(self, turn: Turn) -> Turn:
-        if self.store is not None:
-            if not self.turns and not self._stored():
-                model = getattr(self.client, "display_name", "human")
-                self.store.start_session(self.problem, model, self.source, session_id=self._start(),
-                                         adapter_version=self.adapter_version)
-            self.store.append_turn(self._start(), turn)
         self.turns.append(turn)
         self._emit(TurnFinished(self._start(), turn))
         return turn
-
-
-def history(turns: Sequence[Turn]) -> list[tuple[str, str]]:
-    """(reply, feedback) pairs, the shape `prompts.build` takes."""
-    return [(t.reply, t.feedback) for t in turns]

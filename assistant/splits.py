@@ -16,18 +16,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from assistant.config import REPO_CONFIGS, merge, read_yaml
+from assistant.interfaces import Rule
 from assistant.problems import Problem, ProblemError
 
 SPLITS = ("all", "train", "val", "test")
-
-
-class Rule(Protocol):
-    split_seed: int
-    test_share: float
-    val_share_of_train: float
 
 
 @dataclass(frozen=True)

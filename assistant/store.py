@@ -15,14 +15,13 @@ import json
 import sqlite3
 import threading
 import time
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 from assistant.config import data_dir
 from assistant.problems import Problem
-from assistant.trajectory import RUNNING, SessionRecord, Turn
+from assistant.trajectory import RUNNING, SessionRecord, Turn, new_session_id
 from sandbox.api import RunResult
 
 DB_NAME = "trajectories.db"
@@ -60,10 +59,6 @@ class StoreError(Exception):
 
 def default_path(cfg: dict[str, Any] | None = None) -> Path:
     return data_dir(cfg) / DB_NAME
-
-
-def new_session_id() -> str:
-    return uuid.uuid4().hex[:16]
 
 
 def _dump(value: Any) -> str:
@@ -150,11 +145,6 @@ class Store:
                     db.execute("INSERT INTO schema_version VALUES (?, ?)", (version, time.time()))
 
     # --- writes -------------------------------------------------------------------------
-
-    def put_problem(self, problem: Problem) -> str:
-        """Store a problem's content (idempotent); returns its hash."""
-        with self.transaction() as db:
-            return self._put_problem(db, problem)
 
     @staticmethod
     def _put_problem(db: sqlite3.Connection, problem: Problem) -> str:

@@ -5,6 +5,7 @@ store, export/import, the TUI and the trainer; plain data, no behaviour beyond (
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,10 @@ ERROR = "error"  # an unexpected failure of Cobalt itself
 STATUSES = (RUNNING, PASSED, UNSOLVED, MODEL_ERROR, SANDBOX_ERROR, INTERRUPTED, ERROR)
 SOURCES = ("tui", "cli", "collect", "eval", "debug", "import")
 AUTHORS = ("model", "human")
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:16]
 
 
 @dataclass

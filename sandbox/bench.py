@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from sandbox.api import Job, Limits, TestCase
-from sandbox.compare import outputs_match
+from sandbox.harness.compare import outputs_match
 from sandbox.core import Sandbox
 from sandbox.pool import run_once
 from sandbox.protocol import assemble, prepare

@@ -135,10 +135,6 @@ def create_kwargs(client: docker.DockerClient, image: str, limits: Limits, comma
                 labels={LABEL: "1", OWNER_LABEL: owner, INSTANCE_LABEL: instance}, host_config=host_config)
 
 
-def init_command(transport: str) -> list[str]:
-    """PID 1 of a pool container: a fork server for the attach transport, else a watchdog."""
-    return HARNESS_CMD + ["serve" if transport == "attach" else "watchdog"]
-
-
-def run_command() -> list[str]:
-    return HARNESS_CMD + ["run"]
+def harness_command(mode: str) -> list[str]:
+    """The harness in a container: `run` one job, or PID 1 as `serve` / `watchdog`."""
+    return HARNESS_CMD + [mode]

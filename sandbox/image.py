@@ -3,9 +3,9 @@
 Two layers. A base image with Python 3, pytest and a non-root user (uid 10001): from
 `python:3.11-slim` where a registry answers, otherwise fully offline from a Debian root made
 with `debootstrap` and brought in with `docker import` (no pull needed). On top, a tiny
-layer with the harness files, tagged with a hash of those files, so a harness change
-rebuilds only that layer and the image a Sandbox needs is known without asking Docker.
-`build_image` is idempotent and fast when the image exists; a file lock keeps two builds
+layer with the whole harness package (sandbox/harness/), tagged with a hash of its files,
+so a harness change rebuilds only that layer and the image a Sandbox needs is known
+without asking Docker. `build_image` is idempotent and fast when the image exists; a file lock keeps two builds
 from racing. Not here: running containers (sandbox/pool.py).
 """
 
@@ -29,12 +29,11 @@ from sandbox.api import SandboxError
 
 Progress = Callable[[str], None]
 HERE = Path(__file__).resolve().parent
-SHIPPED = ("compare.py", "harness.py", "harness_child.py", "harness_init.py", "harness_proc.py",
-           "harness_pytest.py")
+HARNESS_DIR = HERE / "harness"  # shipped whole: every .py file of the package
 DEFAULT_NAME = "cobalt-sandbox"
 SANDBOX_USER = "10001:10001"
 HARNESS_CMD = ["python3", "-I", "-c", "import sys; sys.path.insert(0, '/opt/cobalt'); "
-               "from sandbox.harness import main; main(sys.argv[1:])"]
+               "from sandbox.harness.main import main; main(sys.argv[1:])"]
 ONLINE_BASE, ONLINE_BASE_TAG = "python:3.11-slim", "cobalt-sandbox-base:python3.11-slim"
 OFFLINE_BASE_TAG, SUITE = "cobalt-sandbox-base:bookworm", "bookworm"
 LOCK_PATH = os.path.join(tempfile.gettempdir(), "cobalt-sandbox-build.lock")
@@ -58,11 +57,19 @@ LABEL cobalt.sandbox.version={version}
 """
 
 
+def harness_files() -> dict[str, bytes]:
+    """The top layer's files: the whole harness package, by path inside the build context."""
+    files = {f"sandbox/harness/{path.relative_to(HARNESS_DIR).as_posix()}": path.read_bytes()
+             for path in sorted(HARNESS_DIR.rglob("*.py"))}
+    files["sandbox/__init__.py"] = b'"""Cobalt sandbox harness, as shipped into the image."""\n'
+    return files
+
+
 def image_version() -> str:
     """Hash of everything that goes into the top layer."""
     digest = hashlib.sha256(FINAL_DOCKERFILE.encode())
-    for name in SHIPPED:
-        digest.update(name.encode() + b"\0" + (HERE / name).read_bytes())
+    for name, data in harness_files().items():
+        digest.update(name.encode() + b"\0" + data)
     return digest.hexdigest()[:12]
 
 
@@ -100,9 +107,8 @@ def build_image(client: docker.DockerClient, name: str | None = None, force: boo
         start = time.monotonic()
         base = _base(client, offline, progress)
         progress(f"building {tag} on {base} (harness layer)")
-        files = {f"sandbox/{n}": (HERE / n).read_bytes() for n in SHIPPED}
-        files["sandbox/__init__.py"] = b'"""Cobalt sandbox harness, as shipped into the image."""\n'
-        _docker_build(client, FINAL_DOCKERFILE.format(base=base, version=image_version()), files, tag, progress)
+        _docker_build(client, FINAL_DOCKERFILE.format(base=base, version=image_version()), harness_files(),
+                      tag, progress)
         progress(f"built {tag} in {time.monotonic() - start:.0f} s")
     return tag
 

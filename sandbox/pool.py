@@ -1,12 +1,10 @@
-"""Warm containers and the ways to run a job in Docker.
+"""Warm containers and the `docker run` equivalent.
 
 A warm container's PID 1 holds stdin from an attach socket this process keeps open
 (stdin_once + auto-remove): if this process dies, even by SIGKILL, the engine closes that
-stdin, PID 1 exits and the container removes itself. Jobs reach a warm container one of
-two ways (`transport`): "attach" (default) writes the job on that same socket to PID 1, a
-warm fork server that forks one worker per program - no Docker call per job; "exec" runs
-one `docker exec` of the harness per program, which on Docker 20.10 costs as much daemon
-CPU as a whole `docker run`. `Pool` keeps up to `size` containers for one container spec,
+stdin, PID 1 exits and the container removes itself. How a job reaches a warm container
+is its `Transport` (sandbox/transport.py: the attach socket to a fork-server PID 1, or one
+`docker exec` per job). `Pool` keeps up to `size` containers for one container spec,
 hands each to one job at a time, and recycles one after a kill/timeout or `max_jobs` jobs
 (removal happens in the background). `run_once` is the `docker run` equivalent (create,
 attach, start, wait for removal) that the benchmark compares against.
@@ -21,8 +19,9 @@ import weakref
 import docker
 
 from sandbox.api import Limits, SandboxError
-from sandbox.engine import create_kwargs, init_command, remove, run_command
+from sandbox.engine import create_kwargs, harness_command, remove
 from sandbox.protocol import close_hijacked, exchange
+from sandbox.transport import Transport
 
 _LIVE: "weakref.WeakSet[Warm]" = weakref.WeakSet()
 
@@ -31,7 +30,7 @@ class Warm:
     """One running pool container and the attach socket that keeps it alive (and, for the
     attach transport, carries its jobs)."""
 
-    def __init__(self, container_id: str, sock, transport: str) -> None:
+    def __init__(self, container_id: str, sock, transport: Transport) -> None:
         self.id, self.sock, self.transport, self.jobs = container_id, sock, transport, 0
         _LIVE.add(self)
 
@@ -54,15 +53,12 @@ def _forget_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
-def start_warm(client: docker.DockerClient, image: str, limits: Limits, owner: str, instance: str = "",
-               transport: str = "attach") -> Warm:
-    kwargs = create_kwargs(client, image, limits, init_command(transport), owner, instance)
+def start_warm(client: docker.DockerClient, image: str, limits: Limits, owner: str, instance: str,
+               transport: Transport) -> Warm:
+    kwargs = create_kwargs(client, image, limits, transport.init_command(), owner, instance)
     cid = client.api.create_container(**kwargs)["Id"]
-    params = {"stdin": 1, "stream": 1}
-    if transport == "attach":
-        params.update(stdout=1, stderr=1)
     try:
-        sock = client.api.attach_socket(cid, params=params)
+        sock = client.api.attach_socket(cid, params=dict(transport.attach_params))
         client.api.start(cid)
     except BaseException:
         remove(client, cid)
@@ -71,23 +67,14 @@ def start_warm(client: docker.DockerClient, image: str, limits: Limits, owner: s
 
 
 def run_job(client: docker.DockerClient, warm: Warm, payload: bytes, timeout_s: float) -> tuple[bytes, bytes, bool]:
-    """Run one program's job in a warm container; (stdout, stderr, finished).
-    attach: write it to PID 1's stdin, which forks a worker for it (no Docker call at all);
-    exec: one `docker exec` of the harness (~75-100 ms of daemon CPU on Docker 20.10)."""
-    if warm.transport == "attach":
-        return exchange(warm.sock, payload, timeout_s, half_close=False)
-    exec_id = client.api.exec_create(warm.id, run_command(), stdin=True, stdout=True, stderr=True)["Id"]
-    sock = client.api.exec_start(exec_id, socket=True)
-    try:
-        return exchange(sock, payload, timeout_s)
-    finally:
-        close_hijacked(sock)
+    """Run one program's job in a warm container, by its transport; (stdout, stderr, finished)."""
+    return warm.transport.run_job(client, warm.id, warm.sock, payload, timeout_s)
 
 
 def run_once(client: docker.DockerClient, image: str, limits: Limits, owner: str, payload: bytes,
              timeout_s: float, instance: str = "") -> tuple[bytes, bytes, bool]:
     """`docker run --rm -i` of the harness for one job, through the API (no CLI start-up)."""
-    cid = client.api.create_container(**create_kwargs(client, image, limits, run_command(), owner, instance))["Id"]
+    cid = client.api.create_container(**create_kwargs(client, image, limits, harness_command("run"), owner, instance))["Id"]
     result: tuple[bytes, bytes, bool] = (b"", b"", False)
     try:
         sock = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
@@ -108,7 +95,7 @@ class Pool:
     """Up to `size` warm containers of one spec; one job per container at a time."""
 
     def __init__(self, client: docker.DockerClient, image: str, limits: Limits, size: int,
-                 max_jobs: int, owner: str, instance: str = "", transport: str = "attach") -> None:
+                 max_jobs: int, owner: str, instance: str, transport: Transport) -> None:
         self.client, self.image, self.limits, self.owner = client, image, limits, owner
         self.instance, self.transport = instance, transport
         self.size, self.max_jobs = max(1, size), max(1, max_jobs)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from assistant.interfaces import BatchRunner
 from assistant.problems import Problem
 from assistant.records import read_jsonl
 from assistant.settings import LoopSettings
@@ -28,7 +29,6 @@ from assistant.store import Store
 from assistant.trajectory import SessionRecord
 from trainer import context
 from trainer.dataset import FILTER_ORDER, BuildStats, PartialPrompt, select
-from trainer.execution import BatchRunner
 from trainer.settings import TrainSettings
 
 SPLITS = ("train", "validation")

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from assistant import feedback
+from assistant.interfaces import BatchRunner
 from assistant.problems import Problem
 from assistant.settings import LoopSettings
 from sandbox.api import Job
 from trainer.dataset import BuildStats, PartialPrompt
-from trainer.execution import BatchRunner, run_with_retries
+from trainer.execution import run_with_retries
 from trainer.perturb import perturb_problem
 
 

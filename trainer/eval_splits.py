@@ -15,7 +15,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from assistant.problems import Problem, ProblemError, load_problems
+from assistant.problem_loader import load_problems
+from assistant.problems import Problem, ProblemError
 from assistant.splits import SPLITS, select, shuffled, split_ids
 from trainer.eval_settings import EvalSettings
 from trainer.perturb import Swap, perturb_with_swap

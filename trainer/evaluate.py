@@ -27,7 +27,8 @@ from typing import Any, Callable, Sequence
 
 from assistant.collect import collect
 from assistant.problems import Problem
-from assistant.session import ChatModel, Runner, Session
+from assistant.interfaces import ChatModel, Runner
+from assistant.session import Session
 from assistant.settings import LoopSettings
 from assistant.store import Store
 from assistant.trajectory import PASSED, UNSOLVED, SessionRecord

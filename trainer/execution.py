@@ -11,13 +11,10 @@ down and `SandboxError` is raised: training on nothing but dropped samples would
 from __future__ import annotations
 
 import time
-from typing import Protocol, Sequence
+from typing import Sequence
 
+from assistant.interfaces import BatchRunner
 from sandbox.api import Job, RunResult, SandboxError
-
-
-class BatchRunner(Protocol):
-    def run_many(self, jobs: list[Job]) -> list[RunResult]: ...
 
 
 def run_with_retries(sandbox: BatchRunner, jobs: Sequence[Job], retries: int = 2,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from assistant.problems import Problem
-from assistant.session import ChatModel, Runner
+from assistant.interfaces import ChatModel, Runner
 from assistant.store import Store
 from trainer.settings import GateSettings
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assistant.cli.errors import UserError
+from assistant.interfaces import BatchRunner
 from trainer.build import load_split, read_meta
-from trainer.execution import BatchRunner
 from trainer.reward import SandboxReward
 from trainer.settings import TrainSettings
 

@@ -24,9 +24,10 @@ from typing import Any, Callable
 import numpy as np
 
 from assistant import extract
+from assistant.interfaces import BatchRunner
 from assistant.problems import Problem
 from sandbox.api import Job, Limits
-from trainer.execution import BatchRunner, run_with_retries
+from trainer.execution import run_with_retries
 from trainer.settings import RewardSettings
 
 THINK_END = "</think>"

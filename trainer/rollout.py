@@ -16,9 +16,10 @@ import json
 from typing import Any
 
 from assistant import extract, feedback, prompts
+from assistant.interfaces import BatchRunner
 from assistant.problems import Problem
 from sandbox.api import Job
-from trainer.execution import BatchRunner, run_with_retries
+from trainer.execution import run_with_retries
 from trainer.reward import score
 
 
@@ -102,7 +103,7 @@ class MultiTurnRollout:
                 bridge = self._bridge(messages[i], text, text_fb)
                 completion[i] += bridge
                 env_mask[i] += [0] * len(bridge)
-                messages[i] = messages[i] + [prompts.assistant_message(text), prompts.feedback_message(text_fb)]
+                messages[i] = prompts.extend(messages[i], text, text_fb)
                 still.append(i)
             active = still
             if not active:

@@ -14,7 +14,8 @@ from typing import Any
 from assistant.cli.runtime import open_client, open_sandbox, positive_int, session_progress
 from assistant.cli.trajectories_cmd import print_stats
 from assistant.collect import collect
-from assistant.problems import ProblemError, load_problems
+from assistant.problem_loader import load_problems
+from assistant.problems import ProblemError
 from assistant.settings import LoopSettings
 from assistant.splits import SPLITS, SplitRule, select
 from assistant.stats import stats

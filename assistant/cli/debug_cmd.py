@@ -13,6 +13,7 @@ from typing import Any
 from assistant import feedback
 from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, positive_int, session_json
 from assistant.debug import apply_fix, best_turn, debug_problem, project_root, unified_diff
+from assistant.recorder import record
 from assistant.session import Session, grade
 from assistant.settings import LoopSettings
 from assistant.store import Store
@@ -51,8 +52,8 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
             f"/{len(before.tests)} tests pass now")
         client = open_client(cfg, args.model, quiet=args.json)
         with Store.open(cfg) as store:
-            session = Session(problem, client, sandbox, store, settings, source="debug",
-                              stream=args.verbose and not args.json)
+            session = record(Session(problem, client, sandbox, settings, source="debug",
+                                     stream=args.verbose and not args.json), store)
             if not args.json:
                 session.subscribe(TurnPrinter(settings.turns, 0, 0, verbose=args.verbose))
             session.run()

@@ -11,7 +11,8 @@ import sys
 from typing import Any
 
 from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, positive_int, session_json
-from assistant.problems import load_problem
+from assistant.problem_loader import load_problem
+from assistant.recorder import record
 from assistant.session import Session
 from assistant.settings import LoopSettings
 from assistant.store import Store
@@ -35,8 +36,8 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     sandbox = open_sandbox(cfg)
     try:
         with Store.open(cfg) as store:
-            session = Session(problem, client, sandbox, store, settings, source="cli",
-                              stream=args.verbose and not args.json)
+            session = record(Session(problem, client, sandbox, settings, source="cli",
+                                     stream=args.verbose and not args.json), store)
             if not args.json:
                 print(f"{problem.id}: {problem.title} · {problem.kind} · model {client.display_name}"
                       f" · up to {settings.turns} turns")

@@ -19,7 +19,9 @@ import threading
 import time
 from typing import Any, Callable
 
-from assistant.problems import Problem, load_problem
+from assistant.problem_loader import load_problem
+from assistant.problems import Problem
+from assistant.recorder import record, resume
 from assistant.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.settings import LoopSettings
 from assistant.store import StoreError
@@ -179,12 +181,12 @@ class SolveController:
         assert self.problem is not None
         store = self.services.store()
         if self.resume_id is not None:
-            session = Session.resume(store, self.resume_id, client, sandbox, self.settings,
-                                     subscriber=self._forward, stream=True)
+            session = resume(store, self.resume_id, client, sandbox, self.settings,
+                             subscriber=self._forward, stream=True)
             self.resume_id = None
         elif self.session is None:
-            session = Session(self.problem, client, sandbox, store, self.settings, source="tui",
-                              subscriber=self._forward, stream=True)
+            session = record(Session(self.problem, client, sandbox, self.settings, source="tui",
+                                     subscriber=self._forward, stream=True), store)
         else:
             session = self.session
             if client is not None and session.client is None:

@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from assistant.problems import PROBLEM_SUFFIXES, Problem, ProblemError, read_problem_file
+from assistant.problem_loader import PROBLEM_SUFFIXES, read_problem_file
+from assistant.problems import Problem, ProblemError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEST_SEPARATOR = "==="

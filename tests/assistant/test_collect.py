@@ -12,7 +12,7 @@ import pytest
 from assistant.cli import main
 from assistant.collect import PhaseMeter, collect
 from assistant.problem_sources import _humaneval_rows
-from assistant.problems import load_problems
+from assistant.problem_loader import load_problems
 from assistant.session import ProgramExtracted, TurnFinished, TurnStarted
 from assistant.settings import LoopSettings
 from assistant.store import Store

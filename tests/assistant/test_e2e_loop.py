@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assistant import feedback, prompts
+from assistant import feedback, prompts, recorder
 from assistant.cli import main
 from assistant.collect import collect
 from assistant.session import Session, TokenStreamed
@@ -27,8 +27,8 @@ def test_session_with_the_real_server_and_sandbox(cobalt_home: Path, tiny_server
     client = tiny_server.chat_client(display_name="tiny", max_tokens=48)
     tokens: list[str] = []
     with Store.open() as store:
-        session = Session(sum_problem(), client, sandbox, store, LoopSettings(turns=2, repeat_resamples=1),
-                          subscriber=lambda e: tokens.append(e.text) if isinstance(e, TokenStreamed) else None)
+        session = recorder.record(Session(sum_problem(), client, sandbox, LoopSettings(turns=2, repeat_resamples=1),
+                          subscriber=lambda e: tokens.append(e.text) if isinstance(e, TokenStreamed) else None), store)
         status = session.run()
         record = store.session(session.id)
     assert status in (PASSED, UNSOLVED) and record.status == status
@@ -52,7 +52,7 @@ def test_solve_and_collect_through_the_cli(cobalt_home: Path, tiny_server: Any, 
     result = json.loads(capsys.readouterr().out)
     assert result["status"] in (PASSED, UNSOLVED) and 1 <= len(result["turns"]) <= 2
     assert all({"public_pass_rate", "hidden_pass_rate", "status"} <= set(t) for t in result["turns"])
-    from assistant.problems import load_problems
+    from assistant.problem_loader import load_problems
 
     with Store.open() as store:
         report = collect(load_problems("humaneval:2"), tiny_server.chat_client(display_name="tiny", max_tokens=32),

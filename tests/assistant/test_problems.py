@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from assistant.problem_sources import from_record, humaneval, humaneval_one, split_check
-from assistant.problems import Problem, ProblemError, load_problem, load_problems
+from assistant.problem_loader import load_problem, load_problems
+from assistant.problems import Problem, ProblemError
 
 GOOD: dict[str, Any] = {
     "id": "sum", "title": "Sum", "kind": "stdio", "statement": "Add two numbers.",

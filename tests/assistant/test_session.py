@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from assistant import feedback, prompts
+from assistant import feedback, prompts, recorder
 from assistant.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.settings import LoopSettings
 from assistant.store import Store
@@ -27,9 +27,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _session(client: Any, sandbox: Any, store: Store | None, **settings: Any) -> tuple[Session, list[Any]]:
     events: list[Any] = []
-    session = Session(sum_problem(), client, sandbox, store, LoopSettings(**{"turns": 4, **settings}),
+    session = Session(sum_problem(), client, sandbox, LoopSettings(**{"turns": 4, **settings}),
                       subscriber=events.append)
-    return session, events
+    return (recorder.record(session, store) if store is not None else session), events
 
 
 def test_wrong_then_right_stores_two_turns_exact_feedback_and_hidden_results(cobalt_home: Path, sandbox: Any) -> None:
@@ -65,7 +65,7 @@ def client_reply(index: int) -> str:
 
 def test_function_problem_feedback_shows_the_returned_value(cobalt_home: Path, sandbox: Any) -> None:
     client = ScriptedClient([answer("def add(a, b):\n    return a - b"), answer("def add(a, b):\n    return a + b")])
-    session = Session(add_problem(), client, sandbox, None, LoopSettings(turns=3))
+    session = Session(add_problem(), client, sandbox, LoopSettings(turns=3))
     assert session.run() == PASSED
     assert session.turns[0].feedback == "Test:\nassert add(1, 2) == 3\nProgram's Output:\n-1\nExpected Output:\n3"
     assert session.turns[0].hidden_pass_rate == 0.5  # add(2, 0) == 2 passes by luck
@@ -134,7 +134,7 @@ def test_resume_a_stored_session_and_add_a_human_turn(cobalt_home: Path, sandbox
         session, _ = _session(ScriptedClient([answer(WRONG_SUM)]), sandbox, store, turns=1)
         assert session.run() == UNSOLVED
         client = ScriptedClient([answer("print(5)")])
-        resumed = Session.resume(store, session.id, client, sandbox, LoopSettings(turns=4))
+        resumed = recorder.resume(store, session.id, client, sandbox, LoopSettings(turns=4))
         assert store.session(session.id).status == RUNNING
         assert resumed.run(max_turns=2) == UNSOLVED
         assert client.calls[0]["messages"][-1]["content"].endswith("Expected Output:\n5")
@@ -150,6 +150,7 @@ KILLED = textwrap.dedent("""
     import sys
     sys.path[:0] = [{repo!r}, {tests!r}]
     from assistant.config import load_config
+    from assistant.recorder import record
     from assistant.session import Session
     from assistant.settings import LoopSettings
     from assistant.store import Store
@@ -158,7 +159,7 @@ KILLED = textwrap.dedent("""
     cfg = load_config()
     box = Sandbox.from_config(cfg["sandbox"], pool_size=1)
     replies = [answer(WRONG_SUM), answer("print(-1)"), answer("import time\\ntime.sleep(60)")]
-    Session(sum_problem(), ScriptedClient(replies), box, Store(sys.argv[1]), LoopSettings(turns=5)).run()
+    record(Session(sum_problem(), ScriptedClient(replies), box, LoopSettings(turns=5)), Store(sys.argv[1])).run()
 """)
 
 

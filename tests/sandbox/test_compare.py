@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.compare import normalize, outputs_match, tokens_match
+from sandbox.harness.compare import normalize, outputs_match, tokens_match
 
 
 @pytest.mark.parametrize("expected, actual", [

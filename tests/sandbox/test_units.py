@@ -7,8 +7,8 @@ import signal
 import struct
 
 from sandbox.api import Limits, TestCase
-from sandbox.harness import classify, to_json
-from sandbox.harness_child import parse_record, record_bytes
+from sandbox.harness.main import classify, to_json
+from sandbox.harness.child import parse_record, record_bytes
 from sandbox.protocol import Demux, assemble, prepare
 
 LIMITS = {"timeout_s": 1.0, "memory_mb": 64, "output_bytes": 100, "workdir_mb": 8}

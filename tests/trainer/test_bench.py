@@ -14,6 +14,7 @@ from trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, ans
 
 from assistant.cli import main
 from assistant.config import load_config
+from assistant.recorder import record
 from assistant.session import Session
 from assistant.settings import LoopSettings
 from assistant.store import Store
@@ -31,7 +32,7 @@ def test_bench_train_side_by_side_and_real(cobalt_home: Path, tmp_path: Path, sa
         for problem, wrong, right in ((problems[0], WRONG_SUM, RIGHT_SUM),
                                       (problems[1], "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b")):
             client = ScriptedClient([answer(wrong), answer(right)], name="reference")
-            Session(problem, client, sandbox, store, LoopSettings.from_config(cfg, turns=3), source="collect").run()
+            record(Session(problem, client, sandbox, LoopSettings.from_config(cfg, turns=3), source="collect"), store).run()
     capsys.readouterr()
     code = main(["bench", "train", "--model", "tiny", "--tasks", str(tasks), "--split", "all", "--limit", "2",
                  "--steps", "1", "--generations", "2", "--turns", "2", "--max-completion-length", "12",

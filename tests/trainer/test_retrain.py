@@ -21,6 +21,7 @@ from trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, ans
 from assistant import models, server
 from assistant.cli import main
 from assistant.config import load_config
+from assistant.recorder import record
 from assistant.session import Session
 from assistant.settings import LoopSettings
 from assistant.store import Store
@@ -45,7 +46,7 @@ def home(cobalt_home: Path, tmp_path: Path, sandbox, tiny_server) -> dict:
                                       (add_problem(), "def add(a, b):\n    return a - b",
                                        "def add(a, b):\n    return a + b")):
             client = ScriptedClient([answer(wrong), answer(right)], name="reference")
-            assert Session(problem, client, sandbox, store, loop, source="collect").run() == "passed"
+            assert record(Session(problem, client, sandbox, loop, source="collect"), store).run() == "passed"
     from tests.conftest import make_random_adapter
 
     registry = Registry.from_config(cfg)

@@ -132,7 +132,7 @@ def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
 
 
 def run_splits(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from assistant.problems import load_problems
+    from assistant.problem_loader import load_problems
     from trainer.eval_splits import split_ids
 
     ids = split_ids([p.id for p in load_problems(args.splits_benchmark)], settings)

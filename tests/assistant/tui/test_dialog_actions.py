@@ -12,7 +12,8 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Select, Static, TextArea
 from tui_support import DATA, RIGHT_SUM, SUM, WRONG_SUM, ScriptedClient, answer, idle, make_app, wait_for
 
-from assistant.problems import load_problem
+from assistant import recorder
+from assistant.problem_loader import load_problem
 from assistant.server import ServerError
 from assistant.session import Session
 from assistant.settings import LoopSettings
@@ -152,8 +153,8 @@ def test_diff_two_turns_and_save_the_solution(tui: Any, tmp_path: Path) -> None:
 def _interrupted_session(home: Path, sandbox: Any) -> str:
     """A stored session with one failed turn that was interrupted, as `cobalt solve` leaves it."""
     with Store(home / "trajectories.db") as store:
-        session = Session(load_problem(SUM), ScriptedClient([answer(WRONG_SUM)]), sandbox, store,
-                          LoopSettings(turns=3), source="cli")
+        session = recorder.record(Session(load_problem(SUM), ScriptedClient([answer(WRONG_SUM)]), sandbox,
+                                 LoopSettings(turns=3), source="cli"), store)
         session.run(max_turns=1)
         session.finish(INTERRUPTED, "interrupted by the user")
         assert session.id is not None

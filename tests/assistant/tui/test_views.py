@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.problems import ProblemError, load_problem
+from assistant.problem_loader import load_problem
+from assistant.problems import ProblemError
 from assistant.trajectory import Turn
 from assistant.tui import problem_files, views
 from assistant.tui.controller import describe_error

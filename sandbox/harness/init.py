@@ -23,7 +23,7 @@ import signal
 import sys
 from typing import Callable
 
-from sandbox.harness_proc import PR_SET_DUMPABLE, prctl
+from sandbox.harness.proc import PR_SET_DUMPABLE, prctl
 
 HANGUP = select.POLLHUP | select.POLLERR | select.POLLNVAL
 

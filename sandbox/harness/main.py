@@ -1,6 +1,6 @@
 """The sandbox harness: runs *inside* the container (stdlib only; shipped into the image).
 
-`harness serve` / `harness watchdog` are PID 1 of pool containers (sandbox/harness_init.py).
+`harness serve` / `harness watchdog` are PID 1 of pool containers (sandbox/harness/init.py).
 
 `harness run` runs one program's job: forked by `serve` from a warm PID 1 (the default), or
 started by one `docker exec` per program (`transport="exec"`). It reads frames on stdin
@@ -21,7 +21,7 @@ The harness is non-dumpable, so a child cannot open /proc/<harness>/fd/1 to prin
 Not defended: a program that studies this file, finds the nonce in its own memory and
 writes a forged record on fd 3 (function kind only). Docker, pools and retries live on the
 host side (sandbox/pool.py, sandbox/core.py);
-the child's side is sandbox/harness_child.py, process control sandbox/harness_proc.py.
+the child's side is sandbox/harness/child.py, process control sandbox/harness/proc.py.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ import signal
 import struct
 import sys
 
-from sandbox.harness_child import PROGRAM_FILE, WORK, compile_snippet, parse_record, run_child
-from sandbox.harness_proc import (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, oom_kills, prctl, reap_all,
+from sandbox.harness.child import PROGRAM_FILE, WORK, compile_snippet, parse_record, run_child
+from sandbox.harness.proc import (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, oom_kills, prctl, reap_all,
                                   spawn, supervise, wipe)
 
 
@@ -170,7 +170,7 @@ def run_programs(header: dict) -> None:
             expected = (read_frame() or {}).get("expected") or ""
             full = result.pop("full", "")
             if result["status"] is None:
-                from sandbox.compare import outputs_match
+                from sandbox.harness.compare import outputs_match
 
                 passed = outputs_match(expected, full)
                 result["status"] = "passed" if passed else "failed"
@@ -188,7 +188,7 @@ def run() -> None:
         emit({"fatal": "the container was not clean"})
         return
     if header["kind"] == "pytest":
-        from sandbox.harness_pytest import run_project
+        from sandbox.harness.project import run_project
 
         run_project(header, spawn, supervise, emit)
     else:
@@ -201,7 +201,7 @@ def main(argv: list[str]) -> None:
     if mode == "run":
         run()
     elif mode in ("serve", "watchdog"):
-        from sandbox.harness_init import serve, watchdog
+        from sandbox.harness.init import serve, watchdog
 
         serve(run) if mode == "serve" else watchdog()
     else:
