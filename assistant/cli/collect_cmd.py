@@ -25,8 +25,9 @@ from assistant.store import Store
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("collect", help="sample trajectories from a reference model into the store")
     parser.add_argument("problems", metavar="PROBLEMS", help="a problem file, a directory, or humaneval[:N]")
-    parser.add_argument("--split", choices=SPLITS, default="all",
-                        help="only this split of the problems (configs/eval.yaml; e.g. train, never test)")
+    parser.add_argument("--split", choices=SPLITS, default="train",
+                        help="only this split of the problems (configs/eval.yaml; default train: never the test "
+                             "or val tasks; `all` takes every problem)")
     parser.add_argument("--limit", type=positive_int, help="only the first N problems (after --split)")
     parser.add_argument("--samples", "-k", type=positive_int, help="sessions per problem (default: config collect.samples, 4)")
     parser.add_argument("--turns", type=positive_int, help="most turns per session (default: config loop.turns)")

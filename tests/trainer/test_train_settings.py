@@ -31,9 +31,9 @@ def test_profiles_build_trl_and_peft_configs(profile: str, tmp_path: Path) -> No
 
 def test_overrides_and_errors(tmp_path: Path) -> None:
     cfg = load_config()
-    cfg["train"] = {"grpo": {"learning_rate": 1e-4}, "gate": {"samples": 3}}
+    cfg["train"] = {"grpo": {"learning_rate": 1e-4}, "gate": {"turns": 3}}
     settings = load_train_settings(cfg, "cpu-small")
-    assert settings.grpo["learning_rate"] == 1e-4 and settings.gate.samples == 3
+    assert settings.grpo["learning_rate"] == 1e-4 and settings.gate.turns == 3
     assert settings.grpo["num_generations"] == 4  # the profile still applies
     with pytest.raises(UserError, match="no training profile named 'nope'"):
         load_train_settings(cfg, "nope")

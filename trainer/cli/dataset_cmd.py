@@ -9,10 +9,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from collections import Counter
+
 from assistant.cli.errors import UserError
 from assistant.config import data_dir
 from assistant.settings import LoopSettings
+from assistant.splits import SplitRule
 from trainer.cli.common import add_profile, open_sandbox, progress
+from trainer.heldout import training_sessions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="policy model whose tokenizer measures prompts (default: config model.name)")
     p.add_argument("--since", type=float, help="only sessions started after this Unix time")
     p.add_argument("--tasks", help="only sessions on these problems (humaneval or a problem file/dir) ...")
-    p.add_argument("--split", default="all", help="... in this split of them (all, train, val, test; see `cobalt eval`)")
+    p.add_argument("--split", default="train",
+                   help="with --tasks: this split of them (all, train, val, test); without: train (default) leaves "
+                        "out HumanEval's test and val tasks, all keeps them (see `cobalt eval splits`)")
     p.add_argument("--no-perturb", action="store_true", help="build no perturbed contexts (no sandbox needed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
@@ -44,12 +50,18 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         sessions = build.sessions_from_jsonl(args.jsonl)
     else:
         with Store.open(cfg) as store:
-            sessions = build.sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
+            sessions = build.sessions_from_store(store, since=args.since)
+    counts: Counter = Counter()
+    sessions = training_sessions(sessions, settings.dataset.sources, "all" if args.tasks else args.split,
+                                 SplitRule.from_config(cfg), counts)
     if args.tasks:
         from trainer.evaluate import EvalSettings, load_benchmark
 
         wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split, EvalSettings.from_config(cfg))}
+        counts["left_out:not_in_tasks"] = sum(s.problem_hash not in wanted for s in sessions)
         sessions = [s for s in sessions if s.problem_hash in wanted]
+    if not args.json:
+        print("sessions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if not sessions:
         raise UserError("there are no stored sessions to build a dataset from; run `cobalt collect` or "
                         "`cobalt trajectories import` first")
@@ -64,7 +76,7 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         if sandbox is not None:
             sandbox.close()
     if args.json:
-        print(json.dumps(built.summary()))
+        print(json.dumps({**built.summary(), "sessions": dict(counts)}))
         return 0
     width = max(len(k) for k in built.stats)
     for name, count in built.stats.items():

@@ -53,7 +53,7 @@ class MutateParams:
     seed: int = 0
     per_task: int = 3
     max_candidates: int = 12
-    build_timeout_s: float = 2.0
+    build_timeout_s: float = 6.0
     exclude_timeouts: bool = True
 
     @classmethod
@@ -143,7 +143,7 @@ def build_items(sources: Sequence[tuple[Problem, str]], sandbox: Any, params: Mu
     each round tries, per task still short of `per_task`, as many next candidates (in the
     seeded order) as it still needs, up to `max_candidates` tried. Returns the items in
     source order and a log (tasks whose canonical failed, tasks with no mutant, jobs run)."""
-    order = {p.id: seeded_order(candidates(program, _first_line(p, program)), params.seed, p.id)[: params.max_candidates]
+    order = {p.id: seeded_order(candidates(program, first_line(p, program)), params.seed, p.id)[: params.max_candidates]
              for p, program in sources}
     kept: dict[str, list[Mutation]] = {p.id: [] for p, _ in sources}
     tried = {p.id: 0 for p, _ in sources}
@@ -171,7 +171,7 @@ def build_items(sources: Sequence[tuple[Problem, str]], sandbox: Any, params: Mu
     return items, log
 
 
-def _first_line(problem: Problem, program: str) -> int:
+def first_line(problem: Problem, program: str) -> int:
     """The first line that may be mutated: after the starter code when the program starts with it."""
     starter = problem.starter_code
     return starter.count("\n") + 1 if starter and program.startswith(starter) else 1

@@ -8,7 +8,7 @@ Operators, each giving one candidate per site: a comparison operator changed (`<
 changed within its precedence class (`+` <-> `-`, `*` -> `//`, `//` -> `*`, `/` -> `*`,
 `%` -> `//`); an integer constant off by one (+1 and -1); a bound off by one (the stop of
 `range(...)` or a slice bound, `e` -> `e + 1` / `e - 1`); `and` <-> `or`; a dropped statement
-(not a `return`, not alone in its block); a returned name replaced by another name bound in
+(not a `return`, not alone in its block, a docstring not counted); a returned name replaced by another name bound in
 the same function.
 
 Only nodes that start at or after `first_line` are mutated (for HumanEval: the canonical
@@ -146,10 +146,10 @@ def _drop_sites(source: str, node: ast.AST, first_line: int) -> Iterator[tuple[s
     """Statements of `node`'s blocks that may be dropped (see the module doc)."""
     for field in ("body", "orelse", "finalbody"):
         block = getattr(node, field, None)
-        if isinstance(block, list) and len(block) >= 2:
-            for stmt in block:
-                if isinstance(stmt, ast.stmt) and not isinstance(stmt, NO_DROP) \
-                        and stmt.lineno >= first_line and not _is_docstring(stmt):
+        code = [s for s in block if isinstance(s, ast.stmt) and not _is_docstring(s)] if isinstance(block, list) else []
+        if len(code) >= 2:  # never empty a block (a body left with its docstring only)
+            for stmt in code:
+                if not isinstance(stmt, NO_DROP) and stmt.lineno >= first_line:
                     first = _segment(source, stmt).splitlines()[0]
                     yield "drop", stmt, "", f"statement dropped: `{first}`"
 
