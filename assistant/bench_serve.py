@@ -24,6 +24,8 @@ PROMPTS = [
     "Write a Python function that computes the greatest common divisor of two integers.",
 ]
 
+HELP = "vLLM single and concurrent tok/s vs transformers generate"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="model to serve (default: config model.name)")

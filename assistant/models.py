@@ -25,12 +25,13 @@ from typing import Any, Callable
 import yaml
 
 from assistant.config import REPO_CONFIGS, cache_dir
+from assistant.errors import UserError
 
 MARKER = "cobalt-model.json"
 Progress = Callable[[str], None]
 
 
-class ModelError(Exception):
+class ModelError(UserError):
     """A model cannot be prepared, imported or found; the message says why and what to do."""
 
 

@@ -25,10 +25,11 @@ import httpx
 
 from assistant import models
 from assistant.config import data_dir
+from assistant.errors import UserError
 from assistant.llm import ChatClient
 
 
-class ServerError(Exception):
+class ServerError(UserError):
     """The model server cannot be started, reached or asked to do something."""
 
 

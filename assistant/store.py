@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from assistant.config import data_dir
+from assistant.errors import UserError
 from assistant.problems import Problem
 from assistant.trajectory import RUNNING, SessionRecord, Turn, new_session_id
 from sandbox.api import RunResult
@@ -53,7 +54,7 @@ MIGRATIONS: list[tuple[int, str]] = [
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-class StoreError(Exception):
+class StoreError(UserError):
     """The store cannot be opened or a record is missing; one sentence for the user."""
 
 

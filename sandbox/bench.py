@@ -51,6 +51,8 @@ TEMPLATES: list[tuple[str, Callable[[random.Random], str], Callable[[str, int], 
      lambda s, k: f"{len(s.split()) + k}\n{max(s.split())}"),
 ]
 
+HELP = "warm pool vs docker run per program/test vs bare python3"
+
 
 def make_jobs(programs: int, tests: int, seed: int = 0) -> list[Job]:
     """Deterministic, correct programs with their tests."""

@@ -26,12 +26,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.problems import Problem
 from assistant.settings import LoopSettings
 from assistant.store import Store
 
 TARGET = 0.5
+
+HELP = "seconds per example: bandit GRPO vs multi-turn online GRPO"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +59,7 @@ def _say(message: str) -> None:
 def _tasks(cfg: dict[str, Any], store: Store, spec: str, split: str, limit: int, sources: list[str]) -> tuple[list[Problem], list[Any]]:
     """The first `limit` tasks of the split that have stored trajectories, and those sessions."""
     from trainer.build import sessions_from_store
-    from trainer.evaluate import EvalSettings, load_benchmark
+    from trainer.eval.evaluate import EvalSettings, load_benchmark
 
     problems = load_benchmark(spec, split, EvalSettings.from_config(cfg))
     sessions = sessions_from_store(store, sources=sources)

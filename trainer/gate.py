@@ -49,7 +49,7 @@ def select_items(items: Sequence[RepairItem], max_tasks: int, seed: int) -> list
 
 def gate_items(cfg: dict[str, Any], settings: GateSettings) -> list[RepairItem]:
     """The gate's items: `gate.benchmark` (humaneval-repair or repair:FILE.jsonl), `gate.split`."""
-    from trainer.eval_settings import EvalSettings
+    from trainer.eval.settings import EvalSettings
     from trainer.repair.cli import load_repair_items
 
     items = load_repair_items(settings.benchmark, settings.split, None, EvalSettings.from_config(cfg))
@@ -76,7 +76,7 @@ def compare(cfg: dict[str, Any], items: Sequence[RepairItem], references: Sequen
             sandbox: Runner, store: Store | None, settings: GateSettings,
             progress: Callable[[str], None] = lambda _: None) -> GateReport:
     """Run every arm on `items`, pair the candidate with each reference, decide."""
-    from trainer.eval_settings import EvalSettings
+    from trainer.eval.settings import EvalSettings
     from trainer.repair.benchmark import run_repair
     from trainer.repair.report import paired
 

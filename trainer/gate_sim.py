@@ -1,5 +1,5 @@
 """How often the promotion gate promotes a candidate of a known true difference, by
-simulation with the evaluation's own paired bootstrap (`trainer.eval_bootstrap`), so the
+simulation with the evaluation's own paired bootstrap (`trainer.eval.bootstrap`), so the
 gate's size and margin can be chosen and shown: a 10-point drop must be refused at least
 90% of the time (issue 12 item 6).
 
@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from trainer.eval_bootstrap import Delta, paired_intervals
+from trainer.eval.bootstrap import Delta, paired_intervals
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.interfaces import BatchRunner
 from trainer.build import load_split, read_meta
 from trainer.reward import SandboxReward

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assistant import server
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.llm import ChatClient
 from assistant.settings import LoopSettings
 from assistant.splits import SplitRule

@@ -25,8 +25,8 @@ from typing import Any
 
 from filelock import FileLock
 
-from assistant.cli.errors import UserError
 from assistant.config import data_dir
+from assistant.errors import UserError
 
 META = "cobalt-adapter.json"
 CURRENT = "current.json"

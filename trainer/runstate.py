@@ -22,8 +22,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from assistant.cli.errors import UserError
 from assistant.config import data_dir
+from assistant.errors import UserError
 
 FINISHED = ("done", "skipped", "abandoned")
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
 from assistant.config import REPO_CONFIGS, merge, read_yaml
+from assistant.errors import UserError
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
 

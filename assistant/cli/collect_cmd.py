@@ -11,9 +11,10 @@ import json
 import sys
 from typing import Any
 
-from assistant.cli.runtime import open_client, open_sandbox, positive_int, session_progress
+from assistant.cli.runtime import open_client, open_sandbox
 from assistant.cli.trajectories_cmd import print_stats
 from assistant.collect import collect
+from assistant.console import positive_int, session_progress
 from assistant.problem_loader import load_problems
 from assistant.problems import ProblemError
 from assistant.settings import LoopSettings

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from assistant import feedback
-from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, positive_int, session_json
+from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, session_json
+from assistant.console import positive_int
 from assistant.debug import apply_fix, best_turn, debug_problem, project_root, unified_diff
 from assistant.recorder import record
 from assistant.session import Session, grade

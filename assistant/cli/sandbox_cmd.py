@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 
 FIELD_CHARS = 400
 

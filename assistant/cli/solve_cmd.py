@@ -10,7 +10,8 @@ import json
 import sys
 from typing import Any
 
-from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, positive_int, session_json
+from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, session_json
+from assistant.console import positive_int
 from assistant.problem_loader import load_problem
 from assistant.recorder import record
 from assistant.session import Session

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from assistant import records
-from assistant.cli.errors import UserError
-from assistant.cli.runtime import positive_int
+from assistant.console import positive_int
+from assistant.errors import UserError
 from assistant.stats import stats
 from assistant.store import Store, StoreError
 from assistant.trajectory import SOURCES, STATUSES, SessionRecord

@@ -10,8 +10,8 @@ import argparse
 import sys
 from typing import Any
 
-from assistant.cli.errors import UserError
-from assistant.cli.runtime import positive_int
+from assistant.console import positive_int
+from assistant.errors import UserError
 from assistant.settings import LoopSettings
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.cli.errors import UserError
 from assistant.config import load_config
+from assistant.errors import UserError
 from trainer.grpo import grpo_config, lora_config
 from trainer.settings import load_train_settings
 

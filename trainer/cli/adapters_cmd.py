@@ -9,7 +9,7 @@ import json
 import time
 from typing import Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from collections import Counter
-
-from assistant.cli.errors import UserError
 from assistant.config import data_dir
+from assistant.errors import UserError
 from assistant.settings import LoopSettings
 from assistant.splits import SplitRule
 from trainer.cli.common import add_profile, open_sandbox, progress
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     sessions = training_sessions(sessions, settings.dataset.sources, "all" if args.tasks else args.split,
                                  SplitRule.from_config(cfg), counts)
     if args.tasks:
-        from trainer.evaluate import EvalSettings, load_benchmark
+        from trainer.eval.evaluate import EvalSettings, load_benchmark
 
         wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split, EvalSettings.from_config(cfg))}
         counts["left_out:not_in_tasks"] = sum(s.problem_hash not in wanted for s in sessions)

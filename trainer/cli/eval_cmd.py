@@ -19,11 +19,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
-from assistant.cli.runtime import open_sandbox, positive_int, session_progress
 from assistant.config import data_dir
-from trainer.eval_settings import EvalSettings
-from trainer.eval_splits import SPLITS
+from assistant.console import positive_int, session_progress
+from assistant.errors import UserError
+from trainer.cli.common import open_sandbox
+from trainer.eval.settings import EvalSettings
+from trainer.eval.splits import SPLITS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,9 +86,9 @@ def _slug(text: str) -> str:
 def run_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettings) -> int:
     from assistant import server
     from assistant.store import Store
-    from trainer.eval_report import describe, plot, table
-    from trainer.eval_splits import load_benchmark
-    from trainer.evaluate import evaluate
+    from trainer.eval.evaluate import evaluate
+    from trainer.eval.report import describe, plot, table
+    from trainer.eval.splits import load_benchmark
 
     problems = load_benchmark(args.benchmark, args.split, settings, args.limit)
     turns = args.turns or int((cfg.get("loop") or {}).get("turns", 4))
@@ -126,8 +127,8 @@ def run_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettin
 
 
 def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from trainer.eval_compare import CompareError, compare, comparison_table
-    from trainer.eval_report import EvalReport, plot
+    from trainer.eval.compare import CompareError, compare, comparison_table
+    from trainer.eval.report import EvalReport, plot
 
     try:
         a, b = EvalReport.load(args.report_a), EvalReport.load(args.report_b)
@@ -142,7 +143,7 @@ def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
 
 def run_splits(args: argparse.Namespace, settings: EvalSettings) -> int:
     from assistant.problem_loader import load_problems
-    from trainer.eval_splits import split_ids
+    from trainer.eval.splits import split_ids
 
     ids = split_ids([p.id for p in load_problems(args.splits_benchmark)], settings)
     if args.splits_json:

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
 from assistant.config import data_dir
+from assistant.errors import UserError
 from trainer.cli.common import add_profile, is_main_process, open_sandbox, progress
 
 

@@ -24,7 +24,7 @@ from assistant.settings import LoopSettings
 from assistant.store import Store
 from assistant.trajectory import MODEL_ERROR, SANDBOX_ERROR
 from sandbox.api import SandboxError
-from trainer.eval_settings import EvalSettings
+from trainer.eval.settings import EvalSettings
 from trainer.repair.items import RepairItem
 from trainer.repair.metrics import ARMS, RepairOutcome, reduce
 from trainer.repair.report import RepairReport

@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.config import data_dir
 from assistant.problems import ProblemError
-from trainer.eval_settings import EvalSettings
+from trainer.eval.settings import EvalSettings
 from trainer.repair.items import RepairItem, load_items
 from trainer.repair.report import is_repair_report
 from trainer.repair.wording import WordingError
@@ -57,7 +57,8 @@ def _slug(text: str) -> str:
 
 def run_repair_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettings) -> int:
     from assistant import server
-    from assistant.cli.runtime import open_sandbox, session_progress
+    from assistant.console import session_progress
+    from trainer.cli.common import open_sandbox
     from assistant.store import Store
     from trainer.repair.benchmark import run_repair
     from trainer.repair.report import table

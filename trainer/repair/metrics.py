@@ -11,7 +11,7 @@ the buggy program (never the model's) and turns 1..T the model's revisions:
   `unchanged[t]`: its program equals turn t-1's after normalising whitespace.
 
 Metrics (per turn 1..T, each sum(num) / sum(den) counted per task, so the intervals of
-`trainer.eval_bootstrap` resample tasks, all items of a task together): fix rate and
+`trainer.eval.bootstrap` resample tasks, all items of a task together): fix rate and
 progress over all items; unchanged and no-code rates over the turns taken. An item whose
 buggy program passes the public tests (possible in a user's file) is `invalid`: the model
 is never asked, and it counts in no metric.

@@ -2,7 +2,7 @@
 bootstrap intervals, the in-run paired difference "with feedback - blind control" (the
 same items, so the control's share of a fix is taken out), a markdown table, the
 per-item list, and the paired comparison of two reports (`eval compare`, paired by item id
-and arm). Intervals are the evaluation's own (`trainer.eval_bootstrap`, over tasks).
+and arm). Intervals are the evaluation's own (`trainer.eval.bootstrap`, over tasks).
 Saved as JSON with `"kind": "repair"`, so `eval compare` can tell it from a Pass@1 report.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from trainer.eval_bootstrap import Delta, Estimate, paired_intervals, ratio_intervals
-from trainer.eval_settings import EvalSettings
+from trainer.eval.bootstrap import Delta, Estimate, paired_intervals, ratio_intervals
+from trainer.eval.settings import EvalSettings
 from trainer.repair.metrics import ARMS, LABELS, METRICS, RepairOutcome, counts
 
 KIND = "repair"

@@ -18,7 +18,7 @@ from assistant.llm import ChatClient
 from assistant.problems import Problem
 from assistant.store import Store
 from sandbox.api import TestCase
-from trainer.eval_settings import EvalSettings
+from trainer.eval.settings import EvalSettings
 from trainer.repair.benchmark import run_repair
 from trainer.repair.items import RepairItem, write_items
 from trainer.repair.wording import repair_config, reask

@@ -18,9 +18,9 @@ from assistant.llm import ChatClient
 from assistant.problems import Problem
 from assistant.store import Store
 from sandbox.api import TestCase
-from trainer.eval_report import EvalReport
-from trainer.eval_settings import EvalSettings
-from trainer.evaluate import evaluate
+from trainer.eval.evaluate import evaluate
+from trainer.eval.report import EvalReport
+from trainer.eval.settings import EvalSettings
 
 pytestmark = pytest.mark.docker
 SETTINGS = EvalSettings(resamples=200)

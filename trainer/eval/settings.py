@@ -1,7 +1,7 @@
 """Evaluation settings: `configs/eval.yaml`, deep-merged with the `eval:` section of the
 loaded config (so `--config FILE` and `COBALT__EVAL__...` variables override it).
 
-This module reads settings only; `trainer.evaluate` runs evaluations.
+This module reads settings only; `trainer.eval.evaluate` runs evaluations.
 """
 
 from __future__ import annotations

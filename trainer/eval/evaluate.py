@@ -26,17 +26,17 @@ import time
 from typing import Any, Callable, Sequence
 
 from assistant.collect import collect
-from assistant.problems import Problem
 from assistant.interfaces import ChatModel, Runner
+from assistant.problems import Problem
 from assistant.session import Session
 from assistant.settings import LoopSettings
 from assistant.store import Store
 from assistant.trajectory import PASSED, UNSOLVED, SessionRecord
-from trainer.eval_compare import ComparisonReport, CompareError, compare, comparison_table
-from trainer.eval_metrics import outcome
-from trainer.eval_report import EvalReport, describe, plot, table
-from trainer.eval_settings import EvalSettings
-from trainer.eval_splits import SPLITS, load_benchmark, perturbed_view, split_ids
+from trainer.eval.compare import ComparisonReport, CompareError, compare, comparison_table
+from trainer.eval.metrics import outcome
+from trainer.eval.report import EvalReport, describe, plot, table
+from trainer.eval.settings import EvalSettings
+from trainer.eval.splits import SPLITS, load_benchmark, perturbed_view, split_ids
 from trainer.perturb import Swap
 
 EVAL_SOURCE = "eval"

@@ -14,12 +14,12 @@ import pytest
 from assistant.cli import main
 from assistant.trajectory import Turn
 from sandbox.api import RunResult, TestResult
-from trainer.eval_bootstrap import paired_intervals, ratio_intervals
-from trainer.eval_compare import CompareError, compare
-from trainer.eval_metrics import SampleOutcome, outcome
-from trainer.eval_report import EvalReport, plot, table
-from trainer.eval_settings import EvalSettings
-from trainer.eval_splits import select, shuffled, split_ids
+from trainer.eval.bootstrap import paired_intervals, ratio_intervals
+from trainer.eval.compare import CompareError, compare
+from trainer.eval.metrics import SampleOutcome, outcome
+from trainer.eval.report import EvalReport, plot, table
+from trainer.eval.settings import EvalSettings
+from trainer.eval.splits import select, shuffled, split_ids
 from trainer.perturb import Swap
 
 HUMANEVAL_IDS = [f"HumanEval/{i}" for i in range(164)]
