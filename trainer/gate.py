@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from assistant.interfaces import ChatModel, Runner
+from assistant.settings import LoopSettings
 from assistant.store import Store
+from trainer.eval.settings import EvalSettings
 from trainer.repair.items import RepairItem
 from trainer.settings import GateSettings
 
@@ -47,12 +49,11 @@ def select_items(items: Sequence[RepairItem], max_tasks: int, seed: int) -> list
     return [i for i in items if i.task in keep]
 
 
-def gate_items(cfg: dict[str, Any], settings: GateSettings) -> list[RepairItem]:
+def gate_items(settings: GateSettings, es: EvalSettings) -> list[RepairItem]:
     """The gate's items: `gate.benchmark` (humaneval-repair or repair:FILE.jsonl), `gate.split`."""
-    from trainer.eval.settings import EvalSettings
     from trainer.repair.cli import load_repair_items
 
-    items = load_repair_items(settings.benchmark, settings.split, None, EvalSettings.from_config(cfg))
+    items = load_repair_items(settings.benchmark, settings.split, None, es)
     return select_items(items, settings.max_problems, settings.seed)
 
 
@@ -72,22 +73,22 @@ class GateReport:
         return dataclasses.asdict(self)
 
 
-def compare(cfg: dict[str, Any], items: Sequence[RepairItem], references: Sequence[Arm], candidate: Arm,
-            sandbox: Runner, store: Store | None, settings: GateSettings,
+def compare(items: Sequence[RepairItem], references: Sequence[Arm], candidate: Arm, sandbox: Runner,
+            store: Store | None, settings: GateSettings, loop: LoopSettings, es: EvalSettings,
             progress: Callable[[str], None] = lambda _: None) -> GateReport:
-    """Run every arm on `items`, pair the candidate with each reference, decide."""
-    from trainer.eval.settings import EvalSettings
+    """Run every arm on `items`, pair the candidate with each reference, decide; `es` gives
+    the split rule, the bootstrap comes from `settings`."""
     from trainer.repair.benchmark import run_repair
     from trainer.repair.report import paired
 
-    es = EvalSettings.from_config(cfg)
-    es.resamples, es.confidence, es.bootstrap_seed = settings.bootstrap, settings.confidence, settings.seed
+    es = dataclasses.replace(es, resamples=settings.bootstrap, confidence=settings.confidence,
+                             bootstrap_seed=settings.seed)
     reports = {}
     for arm in [*references, candidate]:
         progress(f"gate: {arm.client.display_name} ({arm.label}) on {len(items)} repair items")
-        reports[arm.label] = run_repair(cfg, items, arm.client, sandbox, store, turns=settings.turns, blind=False,
-                                        concurrency=settings.concurrency, benchmark=settings.benchmark,
-                                        split=settings.split, adapter=arm.adapter, settings=es)
+        reports[arm.label] = run_repair(items, arm.client, sandbox, store, loop=loop, settings=es, turns=settings.turns,
+                                        blind=False, concurrency=settings.concurrency, benchmark=settings.benchmark,
+                                        split=settings.split, adapter=arm.adapter)
     out = GateReport(turns=settings.turns, items=len(items), tasks=len({i.task for i in items}),
                      metric="fix_rate", margin=settings.margin)
     out.incomplete = [f"the run of {label} was aborted ({r.aborted})" for label, r in reports.items() if r.aborted]

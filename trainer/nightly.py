@@ -25,6 +25,7 @@ from assistant.settings import LoopSettings
 from assistant.splits import SplitRule
 from assistant.store import Store
 from trainer import build, gate, grpo
+from trainer.eval.settings import EvalSettings
 from trainer.heldout import training_sessions
 from trainer.registry import Registry, served_base_name
 from trainer.report import write_report
@@ -221,13 +222,14 @@ class Retrain:
         if current is not None:
             self._ensure_loaded(api_base, current.name, current.path)
             references.append(gate.Arm("current", self._client(api_base, current.name), current.name))
-        items = gate.gate_items(self.cfg, gs)
+        es = EvalSettings.from_config(self.cfg)
+        items = gate.gate_items(gs, es)
         self.progress(f"gate: {candidate.name} vs {', '.join(r.client.display_name for r in references)} on "
                       f"{len(items)} {gs.benchmark} items of the {gs.split} split, {gs.turns} turn(s), greedy")
         with Store.open(self.cfg) as store:
-            report = gate.compare(self.cfg, items, references, gate.Arm("candidate", self._client(api_base, candidate.name),
-                                                                        candidate.name),
-                                  self.sandbox, store, gs, self.progress)
+            arm = gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name)
+            report = gate.compare(items, references, arm, self.sandbox, store, gs, LoopSettings.from_config(self.cfg),
+                                  es, self.progress)
         self.progress(("promote: " if report.promote else "keep the current model: ") + report.reason)
         return {**report.to_dict(), "current": current.name if current else base, "candidate": candidate.name}
 

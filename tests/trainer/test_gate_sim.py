@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from assistant.config import load_config
+from trainer.eval.settings import EvalSettings
 from trainer.gate import decide, gate_items
 from trainer.gate_sim import SimSettings, promote_rate
 from trainer.settings import load_train_settings
@@ -17,7 +18,7 @@ def test_a_ten_point_drop_is_refused_at_least_90_percent() -> None:
     cfg = load_config()
     gs = load_train_settings(cfg, "cpu-small").gate
     sim = SimSettings.from_section(gs.simulation)
-    sizes = list(Counter(i.task for i in gate_items(cfg, gs)).values())
+    sizes = list(Counter(i.task for i in gate_items(gs, EvalSettings.from_config(cfg))).values())
     assert (len(sizes), sum(sizes)) == (16, 46)
     refused = 1 - promote_rate(sizes, sim.drop, gs.margin, sim, gs.confidence)
     assert refused >= sim.refuse_at_least, refused

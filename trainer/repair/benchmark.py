@@ -4,7 +4,7 @@ feedback turn), and T more model turns; in the same run, a blind control whose f
 turns are a plain re-ask. Greedy by default (configs/repair.yaml `benchmark:`).
 
     items = pinned_items("test")                      # or load_items(Path("bugs.jsonl"))
-    report = run_repair(cfg, items, client, sandbox, store, turns=1)
+    report = run_repair(items, client, sandbox, store, loop=LoopSettings(), settings=EvalSettings(), turns=1)
     print(table(report))
 
 Sessions are recorded in the store with source `eval` (never training data) and run C at a
@@ -14,6 +14,7 @@ rerun measures again. Scoring is `trainer.repair.metrics`, reporting `trainer.re
 
 from __future__ import annotations
 
+import copy
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
@@ -34,16 +35,17 @@ from trainer.repair.wording import Wording, reask, repair_config, wording
 EVAL_SOURCE = "eval"
 
 
-def loop_settings(cfg: dict[str, Any], turns: int, bench: dict[str, Any]) -> LoopSettings:
-    """The loop settings of repair sessions: the config's, greedy unless configured, no
-    repeat resampling (the benchmark measures the model as it is), turn 0 plus T turns."""
-    loop = LoopSettings.from_config(cfg, turns=turns + 1)
-    loop.temperature = [float(bench.get("temperature", 0.0))]
-    loop.top_p = float(bench.get("top_p", 1.0))
-    loop.repeat_resamples = 0
+def loop_settings(loop: LoopSettings, turns: int, bench: dict[str, Any]) -> LoopSettings:
+    """A copy of the loop settings for repair sessions: greedy unless configured, no repeat
+    resampling (the benchmark measures the model as it is), turn 0 plus T turns."""
+    out = copy.copy(loop)
+    out.turns = turns + 1
+    out.temperature = [float(bench.get("temperature", 0.0))]
+    out.top_p = float(bench.get("top_p", 1.0))
+    out.repeat_resamples = 0
     if bench.get("max_tokens"):
-        loop.max_tokens = int(bench["max_tokens"])
-    return loop
+        out.max_tokens = int(bench["max_tokens"])
+    return out
 
 
 def run_one(item: RepairItem, arm: str, client: ChatModel, sandbox: Runner, store: Store | None,
@@ -63,14 +65,15 @@ def run_one(item: RepairItem, arm: str, client: ChatModel, sandbox: Runner, stor
                   session_id=session.id or "", status=session.status)
 
 
-def run_repair(cfg: dict[str, Any], items: Sequence[RepairItem], client: ChatModel, sandbox: Runner,
-               store: Store | None, *, turns: int | None = None, blind: bool | None = None,
+def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, store: Store | None, *,
+               loop: LoopSettings, settings: EvalSettings, turns: int | None = None, blind: bool | None = None,
                wording_name: str | None = None, concurrency: int | None = None,
                repair_cfg: dict[str, Any] | None = None, benchmark: str = "repair", split: str = "all",
-               adapter: str | None = None, settings: EvalSettings | None = None,
-               on_plan: Callable[[int, int], None] | None = None,
+               adapter: str | None = None, on_plan: Callable[[int, int], None] | None = None,
                on_session: Callable[[RepairOutcome], None] | None = None) -> RepairReport:
-    """Run every item with feedback (and, unless `blind` is False, blind); see the module doc."""
+    """Run every item with feedback (and, unless `blind` is False, blind); see the module doc.
+    `loop` is the configured loop (its limits and feedback settings); sampling comes from
+    configs/repair.yaml `benchmark:` (or `repair_cfg`)."""
     start = time.perf_counter()
     rc = repair_config() if repair_cfg is None else repair_cfg
     bench = dict(rc.get("benchmark") or {})
@@ -78,7 +81,7 @@ def run_repair(cfg: dict[str, Any], items: Sequence[RepairItem], client: ChatMod
     blind = bool(bench.get("blind", True)) if blind is None else blind
     chosen: Wording = wording(wording_name or str(bench.get("wording", "default")), rc)
     text = reask(rc)
-    loop = loop_settings(cfg, turns, bench)
+    loop = loop_settings(loop, turns, bench)
     turn_for = {"feedback": chosen.content, "blind": lambda _feedback: text}
     arms = [a for a in ARMS if blind or a == "feedback"]
     jobs = [(item, arm) for item in items for arm in arms]
@@ -106,4 +109,4 @@ def run_repair(cfg: dict[str, Any], items: Sequence[RepairItem], client: ChatMod
                         wall_s=time.perf_counter() - start, aborted=aborted,
                         settings={"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens,
                                   "blind": blind, "reask": text if blind else None},
-                        eval_settings=settings or EvalSettings.from_config(cfg))
+                        eval_settings=settings)

@@ -59,6 +59,7 @@ def run_repair_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: Eva
     from assistant import server
     from assistant.console import session_progress
     from trainer.cli.common import open_sandbox
+    from assistant.settings import LoopSettings
     from assistant.store import Store
     from trainer.repair.benchmark import run_repair
     from trainer.repair.report import table
@@ -78,10 +79,11 @@ def run_repair_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: Eva
     sandbox = open_sandbox(cfg)
     try:
         with Store.open(cfg) as store, session_progress(f"repair {client.display_name}", quiet) as (on_plan, on_session):
-            report = run_repair(cfg, items, client, sandbox, store, turns=args.turns, blind=not args.no_blind,
+            report = run_repair(items, client, sandbox, store, loop=LoopSettings.from_config(cfg), settings=settings,
+                                turns=args.turns, blind=not args.no_blind,
                                 wording_name=args.wording, concurrency=args.concurrency, repair_cfg=repair_cfg,
                                 benchmark=name, split=args.split if args.benchmark == HUMANEVAL else "all",
-                                adapter=args.adapter, settings=settings, on_plan=on_plan,
+                                adapter=args.adapter, on_plan=on_plan,
                                 on_session=on_session)
     except WordingError as exc:
         raise UserError(str(exc)) from None

@@ -16,6 +16,7 @@ from assistant import prompts
 from assistant.cli import main
 from assistant.llm import ChatClient
 from assistant.problems import Problem
+from assistant.settings import LoopSettings
 from assistant.store import Store
 from sandbox.api import TestCase
 from trainer.eval.settings import EvalSettings
@@ -55,12 +56,13 @@ class Behaving(ChatClient):
 
 
 SETTINGS = EvalSettings(resamples=200)
+LOOP = LoopSettings(max_tokens=64)
 
 
-def test_feedback_against_blind_control(cobalt_home: Path, test_config: dict[str, Any], sandbox: Any) -> None:
+def test_feedback_against_blind_control(cobalt_home: Path, sandbox: Any) -> None:
     client = Behaving(uses_feedback)
     with Store.open() as store:
-        report = run_repair(test_config, ITEMS, client, sandbox, store, turns=2, settings=SETTINGS)
+        report = run_repair(ITEMS, client, sandbox, store, loop=LOOP, turns=2, settings=SETTINGS)
         assert len(store.sessions(source="eval")) == 6 and store.sessions(source="collect") == []
     assert report.invalid() == ["inc#m2"] and report.aborted is None
     metrics = report.metrics()
@@ -82,9 +84,9 @@ def test_feedback_against_blind_control(cobalt_home: Path, test_config: dict[str
     assert verdicts[("inc#m0", "feedback")] == "fixed@1" and verdicts[("inc#m0", "blind")] == "unchanged"
 
 
-def test_no_code_and_wording(cobalt_home: Path, test_config: dict[str, Any], sandbox: Any) -> None:
+def test_no_code_and_wording(sandbox: Any) -> None:
     client = Behaving(no_code)
-    report = run_repair(test_config, ITEMS[:2], client, sandbox, None, turns=1, blind=False,
+    report = run_repair(ITEMS[:2], client, sandbox, None, loop=LOOP, turns=1, blind=False,
                         wording_name="code_first", settings=SETTINGS)
     assert report.arms == ["feedback"] and report.wording == "code_first"
     assert report.metrics()["feedback"]["no_code_rate"][1].value == 1.0
