@@ -36,6 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", "-c", type=positive_int,
                         help="sessions in flight at once (default: config collect.concurrency, 4)")
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
+    parser.add_argument("--first-temperature", type=float,
+                        help="sampling temperature of the first turn only (later turns: --temperature or the config)")
+    parser.add_argument("--full-horizon", action="store_true",
+                        help="take every turn, also after the public tests pass (yields 'public passed, hidden "
+                             "failed' training prompts)")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     parser.set_defaults(func=run)
 
@@ -47,6 +52,9 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     settings = LoopSettings.from_config(cfg, turns=args.turns)
     if args.temperature is not None:
         settings.temperature = [args.temperature]
+    if args.first_temperature is not None:
+        later = settings.temperature[1:] or settings.temperature
+        settings.temperature = [args.first_temperature, *later]
     section = cfg.get("collect") or {}
     samples = args.samples or int(section.get("samples", 4))
     concurrency = args.concurrency or int(section.get("concurrency", 4))
@@ -57,6 +65,7 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
                 on_plan, on_session):
             report = collect(problems, client, sandbox, store, settings, samples=samples,
                              concurrency=concurrency, abort_after=int(section.get("abort_after_errors", 3)),
+                             full_horizon=args.full_horizon,
                              on_session=on_session, on_plan=on_plan)
             summary = stats(store, model=client.display_name, source="collect")
     finally:

@@ -118,3 +118,18 @@ def test_collect_cli_takes_a_split(cobalt_home: Path, monkeypatch: pytest.Monkey
         collected = {s.problem_id for s in store.sessions(source="collect")}
     assert collected == set(train_order[:3]) | {f"HumanEval/{i}" for i in range(10) if f"HumanEval/{i}" in ids["train"]}
     assert {"HumanEval/3", "HumanEval/7"} <= set(ids["test"] + ids["val"])
+
+
+def test_collect_full_horizon_and_first_turn_temperature(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    use_model(monkeypatch, OracleClient(0))
+    assert main(["collect", "humaneval:2", "--split", "all", "--samples", "1", "--turns", "3", "--full-horizon",
+                 "--first-temperature", "1.1", "--temperature", "0.2", "--json"]) == 0
+    capsys.readouterr()
+    with Store.open() as store:
+        sessions = store.sessions(source="collect", with_turns=True)
+    assert [len(s.turns) for s in sessions] == [3, 3]  # passed at turn 0 or 1, and kept going
+    assert all(s.status == "passed" and s.turns[-1].passed_public for s in sessions)
+    temps = [[t.temperature for t in s.turns] for s in sessions]
+    assert [t[0] for t in temps] == [1.1, 1.1] and 0.2 in temps[0] + temps[1]
+    assert set(temps[0][1:] + temps[1][1:]) <= {0.2, 1.0}  # 1.0: a repeated program resampled
