@@ -1,5 +1,7 @@
 """`cobalt dataset build`: stored sessions (or an imported JSONL export) -> the bandit
-dataset files, printing how many items each filter kept and dropped."""
+dataset files, printing how many sessions each source gave and each filter kept and dropped.
+`cobalt dataset synthesize`: store the synthetic repair sessions of the train split
+(`trainer.repair.curriculum`)."""
 
 from __future__ import annotations
 
@@ -34,6 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
     p.set_defaults(func=run)
+    syn = actions.add_parser("synthesize", help="store synthetic repair sessions (mutants of train-split tasks)")
+    syn.add_argument("--per-task", type=int, help="mutants per task (default: configs/repair.yaml curriculum.per_task)")
+    syn.add_argument("--json", action="store_true", help="print one JSON object")
+    syn.set_defaults(func=run_synthesize)
 
 
 def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
@@ -81,4 +87,27 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     for name, count in built.stats.items():
         print(f"{name:<{width}}  {count}")
     print(f"wrote {built.train_rows} training and {built.validation_rows} validation prompts to {out}")
+    return 0
+
+
+def run_synthesize(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+    import dataclasses
+
+    from assistant.store import Store
+    from trainer.repair.curriculum import synthesize
+    from trainer.repair.items import MutateParams
+    from trainer.repair.wording import repair_config
+
+    rc = repair_config()
+    section = dict(rc.get("curriculum") or {})
+    params = dataclasses.replace(MutateParams.from_config(rc), per_task=int(args.per_task or section.get("per_task", 6)),
+                                 max_candidates=int(section.get("max_candidates", 24)))
+    sandbox = open_sandbox(cfg)
+    try:
+        with Store.open(cfg) as store:
+            counts = synthesize(store, sandbox, LoopSettings.from_config(cfg), params, rule=SplitRule.from_config(cfg),
+                                concurrency=int(section.get("concurrency", 4)), progress=progress)
+    finally:
+        sandbox.close()
+    print(json.dumps(dict(counts)) if args.json else ", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0

@@ -56,7 +56,7 @@ def run_one(item: RepairItem, arm: str, client: ChatModel, sandbox: Runner, stor
     if store is not None:
         record(session, store)
     try:
-        session.seed(item.buggy_program)
+        session.scripted(item.buggy_program)
     except SandboxError as exc:
         session.finish(SANDBOX_ERROR, str(exc))
     else:

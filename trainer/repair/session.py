@@ -1,5 +1,5 @@
 """A loop session that starts after a failed first turn: the buggy program stands as the
-model's earlier reply, graded and turned into feedback exactly as the loop does, and the
+model's earlier reply (`scripted`), graded and turned into feedback exactly as the loop does, and the
 model then takes its further turns (`assistant.session.Session`, unchanged otherwise).
 
 `feedback_turn` writes the user turn that follows each graded program from the feedback
@@ -21,7 +21,7 @@ FeedbackTurn = Callable[[str], str]
 
 
 class RepairSession(Session):
-    """`Session` whose turn 0 is a given program and whose feedback turns use `feedback_turn`."""
+    """`Session` whose turns may be given programs and whose feedback turns use `feedback_turn`."""
 
     def __init__(self, *args: Any, feedback_turn: FeedbackTurn = prompts.feedback_content, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -32,10 +32,11 @@ class RepairSession(Session):
         turn.feedback_message = self.feedback_turn(turn.feedback)
         return turn
 
-    def seed(self, program: str, author: str = "model") -> Turn:
-        """Turn 0: `program` as the model's reply (one python block), graded in the sandbox.
+    def scripted(self, program: str, author: str = "model") -> Turn:
+        """The next turn with `program` as the reply (one python block), graded in the
+        sandbox as the loop grades; turn 0 of a repair session is the buggy program.
         Raises SandboxError when the sandbox itself fails."""
-        assert not self.turns, "seed() gives the first turn only"
         sid = self._start()
-        self._emit(TurnStarted(sid, 0, 0, None, author=author))
-        return self._record(self._execute(0, self.context(), extract.fence(program), author=author))
+        index = len(self.turns)
+        self._emit(TurnStarted(sid, index, 0, None, author=author))
+        return self._record(self._execute(index, self.context(), extract.fence(program), author=author))
