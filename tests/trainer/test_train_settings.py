@@ -43,3 +43,14 @@ def test_overrides_and_errors(tmp_path: Path) -> None:
     cfg["train"] = {"grpo": {"learnin_rate": 3}}
     with pytest.raises(UserError, match="learnin_rate"):
         grpo_config(load_train_settings(cfg, "test"), tmp_path)
+
+
+def test_cpu_recipe(tmp_path: Path) -> None:
+    """Issue 12 item 5: constant learning rate, LoRA on every linear projection, completions
+    long enough for the answer format, more than one prompt per step."""
+    settings = load_train_settings(load_config(), "cpu-small")
+    args = grpo_config(settings, tmp_path)
+    assert args.lr_scheduler_type == "constant" and args.max_completion_length >= 512
+    assert args.per_device_train_batch_size * args.gradient_accumulation_steps // args.num_generations >= 2
+    assert set(lora_config(settings).target_modules) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                         "up_proj", "down_proj"}
