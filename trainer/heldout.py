@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
+from assistant.interfaces import Rule
 from assistant.problems import Problem, ProblemError
 from assistant.splits import SplitRule, heldout_ids
 from assistant.trajectory import SessionRecord
@@ -26,7 +27,7 @@ NEVER = ("eval",)
 GUARDS = ("train", "all")
 
 
-def is_heldout(session: SessionRecord, rule: SplitRule) -> bool:
+def is_heldout(session: SessionRecord, rule: Rule) -> bool:
     """On a held-out HumanEval task (a session whose problem is not loaded: by its id alone)."""
     problem: Problem | None = session.problem
     if problem is not None and problem.source != "humaneval":
@@ -35,13 +36,13 @@ def is_heldout(session: SessionRecord, rule: SplitRule) -> bool:
 
 
 def training_sessions(sessions: Iterable[SessionRecord], sources: Iterable[str], split: str = "train",
-                      rule: SplitRule | None = None, counts: Counter | None = None) -> list[SessionRecord]:
+                      rule: Rule | None = None, counts: Counter | None = None) -> list[SessionRecord]:
     """The sessions that may be trained on (see the module doc); `counts` gets
     `source:<name>` per kept session and `left_out:<reason>` per dropped one."""
     if split not in GUARDS:
         raise ProblemError(f"the training split must be one of {', '.join(GUARDS)}, not {split!r}")
     allowed = set(sources) - set(NEVER)
-    rule = rule or SplitRule.from_config()
+    rule = rule or SplitRule()
     counts = Counter() if counts is None else counts
     kept = []
     for s in sessions:

@@ -3,7 +3,8 @@
 The assistant's command modules are imported here by name; other packages add commands
 through the `cobalt.commands` entry-point group (the trainer's are declared in
 pyproject.toml), so this package imports nothing above it. Each command module exposes
-`register(subparsers)`, which adds its parser(s) and sets `func(args, cfg) -> int`.
+`register(subparsers)`, which adds its parser(s) and sets `func(args, settings) -> int`
+(settings: `assistant.settings.Settings`, loaded once here by `assistant.config.load_settings`).
 Errors that a user can fix (`assistant.errors.user_error_types`) are printed as one
 sentence with exit code 1; no bare tracebacks reach the terminal unless COBALT_DEBUG=1.
 """
@@ -18,7 +19,6 @@ from typing import Any, Callable
 
 from assistant.cli import (bench_cmd, collect_cmd, debug_cmd, models_cmd, sandbox_cmd, serve_cmd, solve_cmd,
                            trajectories_cmd, tui_cmd)
-from assistant.config import load_config
 from assistant.errors import UserError, user_error_types
 
 COMMAND_GROUP = "cobalt.commands"
@@ -47,15 +47,17 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     parser = build_parser()
     args = parser.parse_args(argv)
-    func: Callable[[argparse.Namespace, dict[str, Any]], int] | None = getattr(args, "func", None)
+    func: Callable[[argparse.Namespace, Any], int] | None = getattr(args, "func", None)
     try:
-        cfg = load_config(args.config)
+        from assistant.config import load_settings
+
+        settings = load_settings(args.config)
         if func is None:
             if getattr(args, "command", None) is None:
-                return tui_cmd.run_default(args, cfg)
+                return tui_cmd.run_default(args, settings)
             parser.print_help()
             return 0
-        return int(func(args, cfg) or 0)
+        return int(func(args, settings) or 0)
     except KeyboardInterrupt:
         print("cobalt: interrupted", file=sys.stderr)
         return 130

@@ -1,6 +1,6 @@
 """`cobalt bench sandbox|serve|train`: benchmarks that measure alternatives side by side in
 one run and print ratios. Each target module exposes `HELP` (one line), `add_arguments(parser)`
-and `main(args, cfg) -> int`. The sandbox's and the assistant's targets are imported here;
+and `main(args, settings) -> int`. The sandbox's and the assistant's targets are imported here;
 other packages add theirs through the `cobalt.benchmarks` entry-point group (the trainer's
 `train` is declared in pyproject.toml)."""
 

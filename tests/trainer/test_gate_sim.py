@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from assistant.config import load_config
+from assistant.config import load_settings
+from assistant.settings import TrainSection
 from trainer.eval.settings import EvalSettings
 from trainer.gate import decide, gate_items
 from trainer.gate_sim import SimSettings, promote_rate
@@ -15,10 +16,9 @@ from trainer.settings import load_train_settings
 
 
 def test_a_ten_point_drop_is_refused_at_least_90_percent() -> None:
-    cfg = load_config()
-    gs = load_train_settings(cfg, "cpu-small").gate
+    gs = load_train_settings(TrainSection(), "cpu-small").gate
     sim = SimSettings.from_section(gs.simulation)
-    sizes = list(Counter(i.task for i in gate_items(gs, EvalSettings.from_config(cfg))).values())
+    sizes = list(Counter(i.task for i in gate_items(gs, EvalSettings.from_section(load_settings().eval))).values())
     assert (len(sizes), sum(sizes)) == (16, 46)
     refused = 1 - promote_rate(sizes, sim.drop, gs.margin, sim, gs.confidence)
     assert refused >= sim.refuse_at_least, refused

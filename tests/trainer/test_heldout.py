@@ -12,9 +12,9 @@ import pytest
 from trainer_fakes import session
 
 from assistant.cli import main
-from assistant.config import load_config
+from assistant.config import load_settings
 from assistant.problem_sources import humaneval_problem
-from assistant.splits import SplitRule, split_ids
+from assistant.splits import split_ids
 from assistant.store import Store
 from trainer.heldout import training_sessions
 
@@ -27,7 +27,7 @@ def _humaneval() -> dict:
 
 def _sessions() -> tuple[list, dict[str, str]]:
     rows = _humaneval()
-    ids = split_ids(list(rows), SplitRule.from_config())
+    ids = split_ids(list(rows), load_settings().eval.split)
     pick = {"train": ids["train"][0], "test": ids["test"][0], "val": ids["val"][0]}
     p = {k: humaneval_problem(rows[v]) for k, v in pick.items()}
     made = [session(p["train"], [0.0, 1.0], "train-collect"), session(p["train"], [0.0, 1.0], "train-synthetic",
@@ -60,7 +60,7 @@ def test_dataset_build_never_sees_eval_or_heldout_sessions(cobalt_home: Path, tm
     from assistant.records import export_records, write_jsonl
 
     made, pick = _sessions()
-    with Store.open(load_config()) as store:
+    with Store.open(load_settings().paths) as store:
         for s in made:
             store.insert_session(s)
         with open(tmp_path / "export.jsonl", "w") as fh:

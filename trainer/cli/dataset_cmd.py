@@ -10,14 +10,15 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from assistant.config import data_dir
 from assistant.errors import UserError
-from assistant.settings import LoopSettings
-from assistant.splits import SplitRule
-from trainer.cli.common import add_profile, open_sandbox, progress
+from assistant.runtime import open_sandbox, open_store
+from trainer.cli.common import add_profile, progress
 from trainer.heldout import training_sessions
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,27 +43,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     syn.set_defaults(func=run_synthesize)
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    from assistant.store import Store
+def run(args: argparse.Namespace, config: Settings) -> int:
     from trainer import build
     from trainer.settings import load_train_settings
 
-    settings = load_train_settings(cfg, args.profile)
-    model = args.model or cfg["model"]["name"]
+    settings = load_train_settings(config.train, args.profile)
+    model = args.model or config.model.name
     if args.jsonl is not None:
         if not args.jsonl.is_file():
             raise UserError(f"{args.jsonl}: no such JSONL file")
         sessions = build.sessions_from_jsonl(args.jsonl)
     else:
-        with Store.open(cfg) as store:
+        with open_store(config) as store:
             sessions = build.sessions_from_store(store, since=args.since)
     counts: Counter = Counter()
     sessions = training_sessions(sessions, settings.dataset.sources, "all" if args.tasks else args.split,
-                                 SplitRule.from_config(cfg), counts)
+                                 config.eval.split, counts)
     if args.tasks:
         from trainer.eval.evaluate import EvalSettings, load_benchmark
 
-        wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split, EvalSettings.from_config(cfg))}
+        wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split,
+                                                                EvalSettings.from_section(config.eval))}
         counts["left_out:not_in_tasks"] = sum(s.problem_hash not in wanted for s in sessions)
         sessions = [s for s in sessions if s.problem_hash in wanted]
     if not args.json:
@@ -70,13 +71,13 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     if not sessions:
         raise UserError("there are no stored sessions to build a dataset from; run `cobalt collect` or "
                         "`cobalt trajectories import` first")
-    out = args.out or data_dir(cfg) / "datasets" / time.strftime("%Y%m%d-%H%M%S")
-    tokenizer = build.load_tokenizer(model, cfg)
+    out = args.out or config.paths.data_dir / "datasets" / time.strftime("%Y%m%d-%H%M%S")
+    tokenizer = build.load_tokenizer(model, config.paths)
     perturb = not args.no_perturb and settings.dataset.perturb_fraction > 0
-    sandbox = open_sandbox(cfg) if perturb else None
+    sandbox = open_sandbox(config) if perturb else None
     try:
         built = build.build(sessions, out, settings, tokenizer=tokenizer, sandbox=sandbox,
-                            loop=LoopSettings.from_config(cfg), perturb=perturb, progress=progress)
+                            loop=config.loop, perturb=perturb, progress=progress)
     finally:
         if sandbox is not None:
             sandbox.close()
@@ -90,10 +91,9 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     return 0
 
 
-def run_synthesize(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def run_synthesize(args: argparse.Namespace, config: Settings) -> int:
     import dataclasses
 
-    from assistant.store import Store
     from trainer.repair.curriculum import synthesize
     from trainer.repair.items import MutateParams
     from trainer.repair.wording import repair_config
@@ -102,10 +102,10 @@ def run_synthesize(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     section = dict(rc.get("curriculum") or {})
     params = dataclasses.replace(MutateParams.from_config(rc), per_task=int(args.per_task or section.get("per_task", 6)),
                                  max_candidates=int(section.get("max_candidates", 24)))
-    sandbox = open_sandbox(cfg)
+    sandbox = open_sandbox(config)
     try:
-        with Store.open(cfg) as store:
-            counts = synthesize(store, sandbox, LoopSettings.from_config(cfg), params, rule=SplitRule.from_config(cfg),
+        with open_store(config) as store:
+            counts = synthesize(store, sandbox, config.loop, params, rule=config.eval.split,
                                 concurrency=int(section.get("concurrency", 4)), progress=progress)
     finally:
         sandbox.close()

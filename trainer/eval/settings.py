@@ -1,19 +1,19 @@
-"""Evaluation settings: `configs/eval.yaml`, deep-merged with the `eval:` section of the
-loaded config (so `--config FILE` and `COBALT__EVAL__...` variables override it).
+"""Evaluation settings as the evaluation code reads them: the loaded `eval:` section
+(`assistant.settings.EvalSection`: configs/eval.yaml, then `--config FILE` and
+`COBALT__EVAL__...` variables), flattened, and usable as a split `Rule`.
 
-This module reads settings only; `trainer.eval.evaluate` runs evaluations.
+This module holds settings only; `trainer.eval.evaluate` runs evaluations.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assistant.config import REPO_CONFIGS, merge, read_yaml
-from assistant.settings import LoopSettings
 from assistant.splits import SplitRule
 
-EVAL_CONFIG = REPO_CONFIGS / "eval.yaml"
+if TYPE_CHECKING:
+    from assistant.settings import EvalSection, LoopSettings
 
 
 @dataclass
@@ -44,22 +44,15 @@ class EvalSettings:
     """Not worse: the upper end of the paired interval of (B - A) is at least -margin."""
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any] | None = None) -> "EvalSettings":
-        data = merge(read_yaml(EVAL_CONFIG), (cfg or {}).get("eval") or {})
-        split, boot = data.get("split") or {}, data.get("bootstrap") or {}
-        compare = data.get("compare") or {}
-        rule = SplitRule.from_section(split)
-        return cls(split_seed=rule.split_seed, test_share=rule.test_share,
-                   val_share_of_train=rule.val_share_of_train,
-                   perturb_seed=int((data.get("perturb") or {}).get("seed", cls.perturb_seed)),
-                   resamples=int(boot.get("resamples", cls.resamples)),
-                   confidence=float(boot.get("confidence", cls.confidence)),
-                   bootstrap_seed=int(boot.get("seed", cls.bootstrap_seed)),
-                   loop=dict(data.get("loop") or {}),
-                   compare_metric=str(compare.get("metric", cls.compare_metric)),
-                   compare_turn=int(compare.get("turn", cls.compare_turn)),
-                   margin=float(compare.get("margin", cls.margin)))
+    def from_section(cls, section: EvalSection) -> "EvalSettings":
+        """From the loaded `eval:` settings section."""
+        return cls(split_seed=section.split.seed, test_share=section.split.test_share,
+                   val_share_of_train=section.split.val_share_of_train, perturb_seed=section.perturb.seed,
+                   resamples=section.bootstrap.resamples, confidence=section.bootstrap.confidence,
+                   bootstrap_seed=section.bootstrap.seed, loop=dict(section.loop),
+                   compare_metric=section.compare.metric, compare_turn=section.compare.turn,
+                   margin=section.compare.margin)
 
-    def loop_settings(self, cfg: dict[str, Any], turns: int) -> LoopSettings:
-        """The loop settings of evaluation sessions: the config's, with the `loop:` overrides."""
-        return LoopSettings.from_config(merge(cfg, {"loop": self.loop}), turns=turns)
+    def loop_settings(self, loop: LoopSettings, turns: int) -> LoopSettings:
+        """The loop settings of evaluation sessions: `loop` with the `loop:` overrides."""
+        return loop.merged({**self.loop, "turns": turns})

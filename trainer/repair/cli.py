@@ -17,15 +17,17 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from assistant.errors import UserError
-from assistant.config import data_dir
 from assistant.problems import ProblemError
 from trainer.eval.settings import EvalSettings
 from trainer.repair.items import RepairItem, load_items
 from trainer.repair.report import is_repair_report
 from trainer.repair.wording import WordingError
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 HUMANEVAL = "humaneval-repair"
 PREFIX = "repair:"
@@ -37,12 +39,10 @@ def is_repair(benchmark: str) -> bool:
 
 def load_repair_items(benchmark: str, split: str, limit: int | None, settings: EvalSettings) -> list[RepairItem]:
     """The items of `humaneval-repair` (pinned, one split) or of a `repair:FILE.jsonl`."""
-    from assistant.splits import SplitRule
     from trainer.repair.pins import pinned_items
 
     if benchmark == HUMANEVAL:
-        rule = SplitRule(settings.split_seed, settings.test_share, settings.val_share_of_train)
-        items = pinned_items(split, rule)
+        items = pinned_items(split, settings)
     else:
         items = load_items(Path(benchmark[len(PREFIX):]))
     items = items[:limit] if limit is not None else items
@@ -55,12 +55,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "model"
 
 
-def run_repair_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettings) -> int:
-    from assistant import server
+def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
     from assistant.console import session_progress
-    from trainer.cli.common import open_sandbox
-    from assistant.settings import LoopSettings
-    from assistant.store import Store
+    from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
     from trainer.repair.benchmark import run_repair
     from trainer.repair.report import table
 
@@ -68,18 +65,17 @@ def run_repair_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: Eva
         raise UserError("the repair benchmark takes neither --perturbed nor --samples (it is greedy, one session per item and arm)")
     items = load_repair_items(args.benchmark, args.split, args.limit, settings)
     quiet = args.json
-    client = server.resolve_client(cfg, args.model, adapter=args.adapter,
-                                   progress=lambda m: None if quiet else print(m, file=sys.stderr, flush=True))
+    client = open_client(config, args.model, adapter=args.adapter, progress=None if quiet else to_stderr)
     name = HUMANEVAL if args.benchmark == HUMANEVAL else Path(args.benchmark[len(PREFIX):]).stem
     repair_cfg = None
     if args.temperature is not None:
         from trainer.repair.wording import repair_config
 
         repair_cfg = repair_config({"benchmark": {"temperature": args.temperature}})
-    sandbox = open_sandbox(cfg)
+    sandbox = open_sandbox(config)
     try:
-        with Store.open(cfg) as store, session_progress(f"repair {client.display_name}", quiet) as (on_plan, on_session):
-            report = run_repair(items, client, sandbox, store, loop=LoopSettings.from_config(cfg), settings=settings,
+        with open_store(config) as store, session_progress(f"repair {client.display_name}", quiet) as (on_plan, on_session):
+            report = run_repair(items, client, sandbox, store, loop=config.loop, settings=settings,
                                 turns=args.turns, blind=not args.no_blind,
                                 wording_name=args.wording, concurrency=args.concurrency, repair_cfg=repair_cfg,
                                 benchmark=name, split=args.split if args.benchmark == HUMANEVAL else "all",
@@ -89,7 +85,7 @@ def run_repair_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: Eva
         raise UserError(str(exc)) from None
     finally:
         sandbox.close()
-    out = args.out or data_dir(cfg) / "eval" / _slug(f"{client.display_name}-{name}-{report.split}-{report.wording}")
+    out = args.out or config.paths.data_dir / "eval" / _slug(f"{client.display_name}-{name}-{report.split}-{report.wording}")
     path = report.save(out / "report.json")
     print(json.dumps(report.to_dict()) if args.json else f"{table(report)}\n\nreport: {path}")
     if report.aborted:

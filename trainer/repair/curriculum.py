@@ -20,9 +20,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from assistant.interfaces import Runner
+from assistant.interfaces import Rule, Runner
 from assistant.settings import LoopSettings
-from assistant.splits import SplitRule
 from assistant.store import Store
 from assistant.trajectory import PASSED, UNSOLVED, SessionRecord, new_session_id
 from trainer.repair.items import MutateParams, RepairItem, build_items, humaneval_sources
@@ -47,7 +46,7 @@ def session_of(item: RepairItem, fixed: str, sandbox: Runner, loop: LoopSettings
 
 
 def synthesize(store: Store, sandbox: Any, loop: LoopSettings, params: MutateParams, *,
-               rule: SplitRule | None = None, concurrency: int = 4, limit: int | None = None,
+               rule: Rule | None = None, concurrency: int = 4, limit: int | None = None,
                progress: Callable[[str], None] = lambda _: None) -> Counter:
     """Build the train split's mutants (of its first `limit` tasks) and store a session for
     each new one; returns counts."""

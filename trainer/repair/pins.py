@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.problems import ProblemError
-from assistant.splits import SplitRule
+from assistant.interfaces import Rule
 from trainer.repair.items import (MutateParams, RepairItem, first_line, humaneval_sources, item_id,
                                   build_items)
 from trainer.repair.mutate import candidates, seeded_order
@@ -55,7 +55,7 @@ def pin_humaneval(sandbox: Any, params: MutateParams | None = None, path: Path =
     return data
 
 
-def pinned_items(split: str, rule: SplitRule | None = None, path: Path = PIN_FILE) -> list[RepairItem]:
+def pinned_items(split: str, rule: Rule | None = None, path: Path = PIN_FILE) -> list[RepairItem]:
     """The pinned items of the HumanEval tasks in `split`, rebuilt without the sandbox."""
     data = json.loads(path.read_text())
     params = MutateParams(**data["params"])
@@ -72,10 +72,10 @@ def pinned_items(split: str, rule: SplitRule | None = None, path: Path = PIN_FIL
 
 
 if __name__ == "__main__":
-    from assistant.config import load_config
-    from sandbox import Sandbox
+    from assistant.config import load_settings
+    from assistant.runtime import open_sandbox
 
-    with Sandbox.from_config(load_config().get("sandbox") or {}) as box:
+    with open_sandbox(load_settings()) as box:
         found = pin_humaneval(box)
     n = sum(len(v) for v in found["tasks"].values())
     print(f"pinned {n} items of {len(found['tasks'])} tasks to {PIN_FILE}; log: "

@@ -85,9 +85,9 @@ class Behaving(ChatClient):
         return {"mock_response": f"Reasoning.\n\n```python\n{program}\n```\n"}
 
 
-def run(cfg: dict[str, Any], sandbox: Any, store: Store, policy: Policy, *, turns: int = 3, samples: int = 2,
+def run(cfg: Any, sandbox: Any, store: Store, policy: Policy, *, turns: int = 3, samples: int = 2,
         perturbed: bool = False, client: ChatClient | None = None) -> EvalReport:
-    return evaluate(cfg, PROBLEMS, client or Behaving(policy), sandbox, store, turns=turns, samples=samples,
+    return evaluate(cfg.loop, PROBLEMS, client or Behaving(policy), sandbox, store, turns=turns, samples=samples,
                     perturbed=perturbed, concurrency=4, settings=SETTINGS)
 
 

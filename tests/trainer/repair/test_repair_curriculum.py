@@ -25,7 +25,7 @@ def test_synthetic_sessions_and_their_prompts(cobalt_home: Any, sandbox: Any) ->
         assert (again["already_stored"], again["stored"]) == (counts["items"], 0)
         sessions = [s for s in sessions_from_store(store) if s.source == SOURCE]
     assert len(sessions) == counts["stored"] and {s.model for s in sessions} == {MODEL}
-    assert not {s.problem_id for s in sessions} & heldout_ids(SplitRule.from_config())
+    assert not {s.problem_id for s in sessions} & heldout_ids(SplitRule())
     for s in sessions:
         mutant, fixed = s.turns
         assert not mutant.passed_public and fixed.passed_hidden and mutant.author == fixed.author == AUTHOR

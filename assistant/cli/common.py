@@ -1,5 +1,6 @@
-"""Shared plumbing of the loop commands (solve, debug, collect): opening
-the sandbox and the model client, and a live printer of session events.
+"""Shared plumbing of the loop commands (solve, debug, collect): a live printer of session
+events and the --json object of a session (the sandbox, client and store come from
+`assistant.runtime`; argument types and progress bars from `assistant.console`).
 
 Commands validate everything a user typed (problem, model, sandbox) before they open the
 store, so bad input exits with one sentence and leaves the store untouched.
@@ -10,27 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from assistant.llm import ChatClient
 from assistant.session import ProgramExtracted, TokenStreamed, TurnFinished, TurnStarted
-
-
-def open_sandbox(cfg: dict[str, Any]) -> Any:
-    """The configured Docker sandbox (raises SandboxError with a fix when it cannot run)."""
-    from sandbox import Sandbox
-
-    return Sandbox.from_config(cfg.get("sandbox") or {})
-
-
-def open_client(cfg: dict[str, Any], model: str | None, quiet: bool = False) -> ChatClient:
-    """A client for `model` (default: config model.name), starting the local server if
-    needed; progress goes to stderr so stdout stays clean for --json."""
-    from assistant.server import resolve_client
-
-    def progress(message: str) -> None:
-        if not quiet:
-            print(message, file=sys.stderr, flush=True)
-
-    return resolve_client(cfg, model, progress=progress)
 
 
 def _passed(result: Any, fallback_total: int) -> str:
