@@ -19,15 +19,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assistant import runtime, server
+from assistant.adapters import served_base_name
 from assistant.errors import UserError
 from assistant.llm import ChatClient
 from assistant.settings import Settings
-from trainer import build, gate, grpo
+from trainer import build, dataset_files, gate, grpo
 from trainer.eval.settings import EvalSettings
 from trainer.heldout import training_sessions
-from trainer.registry import Registry, served_base_name
+from trainer.registry import Registry
 from trainer.report import write_report
 from trainer.runstate import RetrainLock, RetrainState, Run, retrain_dir
+from trainer.sessions import sessions_from_store
 from trainer.settings import TrainSettings
 
 Progress = Callable[[str], None]
@@ -122,7 +124,7 @@ class Retrain:
     def step_dataset(self, run: Run) -> dict[str, Any]:
         ns = self.settings.nightly
         with runtime.open_store(self.config) as store:
-            sessions = build.sessions_from_store(store, since=run.window["since"], until=run.window["until"])
+            sessions = sessions_from_store(store, since=run.window["since"], until=run.window["until"])
         sessions = training_sessions(sessions, self.settings.dataset.sources, self.settings.dataset.split,
                                      self.config.eval.split)
         with_turns = [s for s in sessions if s.turns]

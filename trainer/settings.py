@@ -3,7 +3,7 @@
 (`assistant.settings.TrainSection`: `--config FILE` and `COBALT__TRAIN__...` variables), which
 overrides both.
 
-Sections with a fixed meaning are dataclasses with a docstring per field; the `grpo:` and
+Sections with a fixed meaning are (pydantic, so type-checked) dataclasses with a docstring per field; the `grpo:` and
 `lora:` sections are passed through to `trl.GRPOConfig` / `peft.LoraConfig` as they are
 (unknown keys are refused there with one sentence). This module reads settings only.
 """
@@ -14,7 +14,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from assistant.config import REPO_CONFIGS, merge, read_yaml
+from pydantic import ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from assistant.config import REPO_CONFIGS, describe, merge, read_yaml
 from assistant.errors import UserError
 from assistant.settings import TrainSection
 
@@ -30,7 +33,7 @@ def _on_gpu() -> bool:
         return False
 
 
-@dataclass
+@pydantic_dataclass
 class DatasetSettings:
     k: int = 4
     """Max-variance down-sampling keeps at most this many trajectories per task."""
@@ -48,7 +51,7 @@ class DatasetSettings:
     """`train`: sessions on HumanEval's test and val tasks are left out (trainer.heldout); `all` keeps them."""
 
 
-@dataclass
+@pydantic_dataclass
 class RewardSettings:
     thinking: bool = False
     """The policy thinks in `<think>...</think>`; a missing or repeated `</think>` is malformed."""
@@ -66,7 +69,7 @@ class RewardSettings:
     """Pause before each re-run (doubles every time)."""
 
 
-@dataclass
+@pydantic_dataclass
 class GateSettings:
     benchmark: str = "humaneval-repair"
     """The repair items the gate runs: humaneval-repair (pinned) or repair:FILE.jsonl."""
@@ -90,7 +93,7 @@ class GateSettings:
     """What the size simulation assumes (trainer.gate_sim.SimSettings)."""
 
 
-@dataclass
+@pydantic_dataclass
 class NightlySettings:
     min_sessions: int = 8
     """Fewer new sessions than this: the run is skipped and nothing trains."""
@@ -111,7 +114,10 @@ def _build(cls: type, data: dict[str, Any] | None, section: str) -> Any:
     if unknown:
         raise UserError(f"configs/train.yaml: unknown key(s) {', '.join(unknown)} in '{section}'; "
                         f"known keys are {', '.join(sorted(known))}")
-    return cls(**data)
+    try:
+        return cls(**data)
+    except ValidationError as exc:
+        raise UserError(describe(exc, prefix=("train", section))) from None
 
 
 @dataclass

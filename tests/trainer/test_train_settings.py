@@ -54,3 +54,9 @@ def test_cpu_recipe(tmp_path: Path) -> None:
     assert args.per_device_train_batch_size * args.gradient_accumulation_steps // args.num_generations >= 2
     assert set(lora_config(settings).target_modules) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
                                                          "up_proj", "down_proj"}
+
+
+def test_a_bad_value_names_the_train_key() -> None:
+    assert load_train_settings(TrainSection(gate={"turns": "3"}), "test").gate.turns == 3  # as in a file
+    with pytest.raises(UserError, match=r"^config key train\.gate\.turns: must be an integer, got 'x'$"):
+        load_train_settings(TrainSection(gate={"turns": "x"}), "test")

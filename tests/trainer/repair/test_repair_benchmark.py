@@ -98,7 +98,7 @@ def test_command_and_compare(cobalt_home: Path, tmp_path: Path, monkeypatch: pyt
     bugs = tmp_path / "bugs.jsonl"
     write_items(ITEMS, bugs)
     clients = iter([Behaving(uses_feedback), Behaving(no_code)])
-    monkeypatch.setattr("assistant.server.resolve_client", lambda *a, **kw: next(clients))
+    monkeypatch.setattr("assistant.connect.resolve_client", lambda *a, **kw: next(clients))
     for name in ("a", "b"):
         assert main(["eval", "-b", f"repair:{bugs}", "--turns", "1", "--out", str(tmp_path / name)]) == 0
     text = capsys.readouterr().out

@@ -10,7 +10,7 @@ from typing import Any
 from assistant.settings import LoopSettings
 from assistant.splits import SplitRule, heldout_ids
 from assistant.store import Store
-from trainer.build import sessions_from_store
+from trainer.sessions import sessions_from_store
 from trainer.dataset import select
 from trainer.repair.curriculum import AUTHOR, MODEL, SOURCE, synthesize
 from trainer.repair.items import MutateParams
