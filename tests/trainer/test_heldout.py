@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from trainer_fakes import session
@@ -76,3 +77,24 @@ def test_dataset_build_never_sees_eval_or_heldout_sessions(cobalt_home: Path, tm
     assert main([*base, "--split", "all", "--out", str(tmp_path / "all")]) == 0
     sessions, tasks = _trained_on(tmp_path / "all")
     assert "train-eval" not in sessions and tasks == set(pick.values())
+
+
+@pytest.mark.docker
+def test_the_nightly_dataset_never_sees_eval_or_heldout_sessions(cobalt_home: Path, tmp_path: Path,
+                                                                 sandbox: Any) -> None:
+    from assistant.settings import TrainSection
+    from trainer.nightly import Retrain
+    from trainer.runstate import Run
+    from trainer.settings import load_train_settings
+
+    made, pick = _sessions()
+    config = load_settings()
+    with Store.open(config.paths) as store:
+        for s in made:
+            store.insert_session(s)
+    job = Retrain(config, load_train_settings(TrainSection(), "test"), model="tiny", sandbox_factory=lambda: sandbox,
+                  progress=lambda _: None)
+    result = job.step_dataset(Run(path=tmp_path, id="r", window={"since": None, "until": None}))
+    assert result["sessions"] == 2 and "skip" not in result
+    sessions, tasks = _trained_on(tmp_path / "dataset")
+    assert sessions == {"train-collect", "train-synthetic"} and tasks == {pick["train"]}
