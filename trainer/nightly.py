@@ -23,7 +23,7 @@ from assistant.adapters import served_base_name
 from assistant.errors import UserError
 from assistant.llm import ChatClient
 from assistant.settings import Settings
-from trainer import build, dataset_files, gate, grpo
+from trainer import build, gate, grpo
 from trainer.eval.settings import EvalSettings
 from trainer.heldout import training_sessions
 from trainer.registry import Registry

@@ -29,6 +29,7 @@ from trainer.repair.wording import WordingError
 if TYPE_CHECKING:
     from assistant.settings import Settings
 
+__all__ = ["HUMANEVAL", "is_repair", "is_repair_report", "load_repair_items", "run_repair_eval", "run_repair_compare"]
 HUMANEVAL = "humaneval-repair"
 PREFIX = "repair:"
 

@@ -1,8 +1,8 @@
 """Repair items: a problem plus a buggy program the model is asked to fix (issue 12 item 1).
 
-Two sources: mutants of HumanEval's canonical solutions (`humaneval_items(split)`), kept
-when the canonical passes every test and the mutant fails at least one *public* test, both
-run in the real sandbox; and a user's file (`load_items`), one JSON object per line: a
+Two sources: mutants of HumanEval's canonical solutions (`build_items`, pinned per split by
+`trainer.repair.pins`), kept when the canonical passes every test and the mutant fails at
+least one *public* test, both run in the real sandbox; and a user's file (`load_items`), one JSON object per line: a
 problem in the problem file format plus `buggy_program` (and optionally `mutation`, a
 description). `write_items` writes the same format, so generated items can be edited and
 read back. An item's id is `<problem id>#m<k>`, k counting the items of that problem in
@@ -189,8 +189,3 @@ def humaneval_sources(split: str, rule: Rule | None = None) -> list[tuple[Proble
     programs = {r["task_id"]: r["prompt"] + r["canonical_solution"] for r in rows}
     return [(p, programs[p.id]) for p in problems]
 
-
-def humaneval_items(split: str, sandbox: Any, params: MutateParams | None = None,
-                    rule: Rule | None = None) -> tuple[list[RepairItem], dict[str, Any]]:
-    """The repair items of a HumanEval split (`humaneval-repair`)."""
-    return build_items(humaneval_sources(split, rule), sandbox, params or MutateParams())
