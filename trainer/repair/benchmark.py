@@ -7,14 +7,17 @@ turns are a plain re-ask. Greedy by default (configs/repair.yaml `benchmark:`).
     report = run_repair(items, client, sandbox, store, loop=LoopSettings(), settings=EvalSettings(), turns=1)
     print(table(report))
 
-Sessions are recorded in the store with source `eval` (never training data) and run C at a
-time in threads. Nothing is reused from earlier runs: the benchmark is small and a
-rerun measures again. Scoring is `trainer.repair.metrics`, reporting `trainer.repair.report`.
+Sessions are recorded in the store with source `eval` (never training data), each with its
+item, arm, wording and sampling in its metadata, and run C at a time in threads. A rerun
+(after an interruption, or the blind control of another wording) reuses every finished
+session of the same model with the same metadata and runs only the missing ones. Scoring is
+`trainer.repair.metrics`, reporting `trainer.repair.report`.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
@@ -23,7 +26,7 @@ from assistant.interfaces import ChatModel, Runner
 from assistant.recorder import record
 from assistant.settings import LoopSettings
 from assistant.store import Store
-from assistant.trajectory import MODEL_ERROR, SANDBOX_ERROR
+from assistant.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
 from sandbox.api import SandboxError
 from trainer.eval.settings import EvalSettings
 from trainer.repair.items import RepairItem
@@ -48,11 +51,30 @@ def loop_settings(loop: LoopSettings, turns: int, bench: dict[str, Any]) -> Loop
     return out
 
 
+def session_meta(item: RepairItem, arm: str, wording_name: str, loop: LoopSettings) -> dict[str, Any]:
+    """What makes two repair sessions interchangeable (besides the model and the problem)."""
+    return {"repair": {"item": item.id, "arm": arm, "wording": wording_name if arm == "feedback" else None,
+                       "buggy": hashlib.sha256(item.buggy_program.encode()).hexdigest()[:16],
+                       "turns": loop.turns, "temperature": loop.temperature, "top_p": loop.top_p,
+                       "max_tokens": loop.max_tokens}}
+
+
+def stored(store: Store, item: RepairItem, arm: str, model: str, meta: dict[str, Any]) -> RepairOutcome | None:
+    """The outcome of a finished stored session with this metadata, if there is one."""
+    digest = item.problem.content_hash()
+    for s in store.sessions(problem_id=item.task, model=model, source=EVAL_SOURCE):
+        if s.meta == meta and s.problem_hash == digest and s.status in (PASSED, UNSOLVED):
+            return reduce(store.turns(s.id), meta["repair"]["turns"] - 1, item=item.id, task=item.task, arm=arm,
+                          session_id=s.id, status=s.status)
+    return None
+
+
 def run_one(item: RepairItem, arm: str, client: ChatModel, sandbox: Runner, store: Store | None,
-            loop: LoopSettings, feedback_turn: Callable[[str], str]) -> RepairOutcome:
+            loop: LoopSettings, feedback_turn: Callable[[str], str], meta: dict[str, Any] | None = None,
+            ) -> RepairOutcome:
     """One (item, arm) session: seed the buggy program, then model turns up to `loop.turns`."""
     session = RepairSession(item.problem, client, sandbox, loop, source=EVAL_SOURCE, stream=False,
-                            feedback_turn=feedback_turn)
+                            feedback_turn=feedback_turn, meta=meta)
     if store is not None:
         record(session, store)
     try:
@@ -84,14 +106,22 @@ def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, 
     loop = loop_settings(loop, turns, bench)
     turn_for = {"feedback": chosen.content, "blind": lambda _feedback: text}
     arms = [a for a in ARMS if blind or a == "feedback"]
-    jobs = [(item, arm) for item in items for arm in arms]
+    model = client.display_name
+    metas = {(item.id, arm): session_meta(item, arm, chosen.name, loop) for item in items for arm in arms}
+    reused = {}
+    if store is not None:
+        found = ((key, stored(store, item, key[1], model, metas[key]))
+                 for item in items for key in [(item.id, a) for a in arms])
+        reused = {key: o for key, o in found if o is not None}
+    jobs = [(item, arm) for item in items for arm in arms if (item.id, arm) not in reused]
     if on_plan:
-        on_plan(len(jobs), 0)
-    outcomes: list[RepairOutcome] = []
+        on_plan(len(jobs), len(reused))
+    outcomes: list[RepairOutcome] = list(reused.values())
     aborted: str | None = None
     streak = 0
     with ThreadPoolExecutor(max_workers=int(concurrency or bench.get("concurrency", 4))) as pool:
-        futures = [pool.submit(run_one, item, arm, client, sandbox, store, loop, turn_for[arm]) for item, arm in jobs]
+        futures = [pool.submit(run_one, item, arm, client, sandbox, store, loop, turn_for[arm], metas[(item.id, arm)])
+                   for item, arm in jobs]
         for future in futures:
             if future.cancelled():
                 continue
@@ -104,9 +134,12 @@ def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, 
                     f.cancel()
             if on_session:
                 on_session(o)
+    order = {item.id: k for k, item in enumerate(items)}
+    outcomes.sort(key=lambda o: (order[o.item], ARMS.index(o.arm)))
     return RepairReport(benchmark=benchmark, split=split, model=client.display_name, turns=turns,
                         wording=chosen.name, outcomes=outcomes, items=[i.id for i in items], adapter=adapter,
                         wall_s=time.perf_counter() - start, aborted=aborted,
                         settings={"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens,
-                                  "blind": blind, "reask": text if blind else None},
+                                  "blind": blind, "reask": text if blind else None,
+                                  "sessions_run": len(outcomes) - len(reused), "sessions_reused": len(reused)},
                         eval_settings=settings)

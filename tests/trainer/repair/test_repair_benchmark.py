@@ -55,6 +55,11 @@ class Behaving(ChatClient):
         return {"mock_response": self.policy(messages)}
 
 
+class Refusing(Behaving):
+    def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        raise AssertionError("a stored session should have been reused")
+
+
 SETTINGS = EvalSettings(resamples=200)
 LOOP = LoopSettings(max_tokens=64)
 
@@ -82,6 +87,15 @@ def test_feedback_against_blind_control(cobalt_home: Path, sandbox: Any) -> None
     assert len(blind) == 4 and all(m[-1]["role"] == "user" for m in blind)
     verdicts = {(o.item, o.arm): o.verdict() for o in report.outcomes}
     assert verdicts[("inc#m0", "feedback")] == "fixed@1" and verdicts[("inc#m0", "blind")] == "unchanged"
+    # A rerun reuses every finished session; another wording reuses only the blind control.
+    with Store.open() as store:
+        again = run_repair(ITEMS, Refusing(uses_feedback), sandbox, store, loop=LOOP, turns=2, settings=SETTINGS)
+        assert (again.settings["sessions_run"], again.settings["sessions_reused"]) == (0, 6)
+        assert [o.to_dict() for o in again.outcomes] == [o.to_dict() for o in report.outcomes]
+        other = Behaving(uses_feedback)
+        worded = run_repair(ITEMS, other, sandbox, store, loop=LOOP, turns=2, settings=SETTINGS, wording_name="brief")
+        assert (worded.settings["sessions_run"], worded.settings["sessions_reused"]) == (3, 3)
+        assert all(m[-1]["content"].startswith("Your previous program failed") for m in other.seen)
 
 
 def test_no_code_and_wording(sandbox: Any) -> None:
