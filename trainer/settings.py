@@ -37,8 +37,10 @@ class DatasetSettings:
     """Share of partial prompts whose context feedback comes from swapped public tests."""
     seed: int = 0
     """Seeds perturbation choices."""
-    sources: list[str] = field(default_factory=lambda: ["tui", "cli", "collect", "debug", "import"])
+    sources: list[str] = field(default_factory=lambda: ["tui", "cli", "collect", "debug", "import", "synthetic"])
     """Session sources used as training data (never `eval`)."""
+    split: str = "train"
+    """`train`: sessions on HumanEval's test and val tasks are left out (trainer.heldout); `all` keeps them."""
 
 
 @pydantic_dataclass
@@ -61,22 +63,26 @@ class RewardSettings:
 
 @pydantic_dataclass
 class GateSettings:
-    turns: int = 3
-    """Turns of the paired multi-turn sessions on the validation tasks."""
-    samples: int = 2
-    """Sessions per task and model."""
-    max_problems: int = 32
-    """A deterministic subset of this many validation tasks (0: all)."""
+    benchmark: str = "humaneval-repair"
+    """The repair items the gate runs: humaneval-repair (pinned) or repair:FILE.jsonl."""
+    split: str = "val"
+    """Their split: the validation split, never training tasks."""
+    turns: int = 1
+    """Model turns after the buggy program (greedy, with feedback)."""
+    max_problems: int = 0
+    """A deterministic subset of this many tasks, all their items (0: every task of the split)."""
+    margin: float = 0.10
+    """Promote only when the paired interval's lower end is above -margin against every reference."""
     bootstrap: int = 2000
     """Paired bootstrap resamples, over tasks."""
     confidence: float = 0.95
     """Width of the bootstrap interval."""
-    max_mean_drop: float = 0.02
-    """Largest mean drop of final-turn Pass@1 that still counts as not worse."""
     concurrency: int = 4
     """Sessions run at once."""
     seed: int = 0
     """Seeds the task subset and the bootstrap."""
+    simulation: dict[str, Any] = field(default_factory=dict)
+    """What the size simulation assumes (trainer.gate_sim.SimSettings)."""
 
 
 @pydantic_dataclass
