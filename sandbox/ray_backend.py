@@ -91,18 +91,25 @@ class RayBackend:
         self._workers: dict[str, _Worker] = {}
         self._cond = threading.Condition()
         self._closed = False
-        if not self.ray.is_initialized():
-            try:
-                self.ray.init(address=address or "auto", namespace=namespace, log_to_driver=False)
+        self._owns_ray = not self.ray.is_initialized()
+        if self._owns_ray:
+            try:  # "local": a private one-node Ray on this machine, for the lifetime of this backend
+                self.ray.init(address=None if address == "local" else (address or "auto"), namespace=namespace,
+                              log_to_driver=False)
             except (ConnectionError, RuntimeError) as exc:
                 raise SandboxError(f"cannot join the Ray cluster at {address or 'auto'} ({str(exc).splitlines()[0]}): "
                                    "run `ray start --head` on one host and `ray start --address HEAD:PORT` on "
                                    "the others, or set sandbox.ray.address") from None
-        self._start_workers()
-        if not self._workers:
-            hint = f" advertising resource {resource!r}" if resource else ""
-            raise SandboxError(f"the Ray cluster has no live node{hint} to host a sandbox worker: "
-                               "start one with `ray start --address HEAD:PORT`")
+        try:
+            self._start_workers()
+            if not self._workers:
+                hint = f" advertising resource {resource!r}" if resource else ""
+                raise SandboxError(f"the Ray cluster has no live node{hint} to host a sandbox worker: "
+                                   "start one with `ray start --address HEAD:PORT`")
+        except BaseException:
+            if self._owns_ray:
+                self.ray.shutdown()
+            raise
 
     # ------------------------------------------------------------------ workers
     def _nodes(self) -> list[str]:
@@ -254,6 +261,8 @@ class RayBackend:
                 self.ray.kill(worker.handle)
             except Exception:  # noqa: BLE001
                 pass
+        if self._owns_ray:
+            self.ray.shutdown()
 
 
 def _reason(exc: BaseException) -> str:

@@ -65,6 +65,10 @@ class LocalRayCluster:
         self.root = tempfile.mkdtemp(prefix="cbray", dir="/tmp")  # short: Ray's socket paths must fit
         self.procs: list[subprocess.Popen] = []
         self.address = ""
+        # Nodes, `ray status` and this process (the driver) all without token auth, whatever
+        # ~/.ray/auth_token an earlier `ray.init()` on this machine left behind.
+        self._auth_mode = os.environ.get("RAY_AUTH_MODE")
+        os.environ["RAY_AUTH_MODE"] = "disabled"
 
     def add_node(self, head: bool = False, num_cpus: int = 1) -> subprocess.Popen:
         index = len(self.procs)
@@ -131,3 +135,7 @@ class LocalRayCluster:
                 except ProcessLookupError:
                     pass
         shutil.rmtree(self.root, ignore_errors=True)
+        if self._auth_mode is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = self._auth_mode

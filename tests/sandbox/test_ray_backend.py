@@ -4,6 +4,7 @@ mid-batch costs no result and scores no program as failed."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -63,6 +64,19 @@ def test_batch_runs_on_both_nodes_with_todays_results(cluster):
     assert results[8].tests[0].status == "failed" and results[8].sandbox_error is None  # a program failure stays one
     assert single.all_passed
     assert len(by_node) == 2 and all(count > 0 for count in by_node.values()), by_node
+
+
+def test_bench_ray_beside_local_pool(cluster, capsys):
+    from assistant.cli import main
+
+    argv = ["bench", "sandbox", "--backend", "ray", "--ray-address", cluster.address, "--programs", "4",
+            "--tests", "2", "--concurrency", "1", "--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["all_correct"] is True and report["nodes"] == 2
+    assert [w["way"] for w in report["ways"]] == ["local warm pool", "ray backend, 2 node(s)"]
+    assert [w["tests"] for w in report["ways"]] == [8, 8]
+    assert report["ratios"]["ray_vs_local_pool"] > 0 and sum(report["jobs_by_node"].values()) == 4
 
 
 def test_node_killed_mid_batch_loses_no_result(cluster):
