@@ -1,4 +1,4 @@
-"""Chat with a model through litellm: streaming, timeout, retries, token counts.
+"""Chat with a model through litellm: streaming, timeout, retries (litellm's own), token counts.
 
 `ChatClient` talks to the local vLLM server (`hosted_vllm/<name>` + `api_base`) or to any
 litellm provider (`openai/gpt-4o-mini`, ...). It does not start servers or resolve model
@@ -8,12 +8,13 @@ names; `assistant.server.resolve_client` does that. Tests script replies by over
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from assistant.errors import UserError
 
 Messages = list[dict[str, str]]
 TokenCallback = Callable[[str], None]
@@ -30,7 +31,7 @@ def _litellm() -> Any:
     return litellm
 
 
-class LLMError(Exception):
+class LLMError(UserError):
     """The model could not answer (unreachable, timed out, refused) after all retries."""
 
 
@@ -83,6 +84,8 @@ class ChatClient:
             "max_tokens": max_tokens or self.max_tokens,
             "timeout": self.timeout_s,
             "stream": stream,
+            "num_retries": self.retries,
+            "retry_strategy": "exponential_backoff_retry",
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base
@@ -95,36 +98,17 @@ class ChatClient:
 
     def chat(self, messages: Messages, *, temperature: float = 0.0, top_p: float = 1.0,
              max_tokens: int | None = None, on_token: TokenCallback | None = None) -> ChatResult:
-        """One completion; streams tokens to `on_token` when given. Retries, then LLMError."""
+        """One completion; streams tokens to `on_token` when given. litellm retries a failed
+        request (`num_retries`, exponential back-off); then LLMError."""
         stream = on_token is not None
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            start = time.perf_counter()
-            try:
-                kwargs = self._kwargs(messages, temperature, top_p, max_tokens, stream)
-                if stream:
-                    return self._collect_stream(_litellm().completion(**kwargs), start, on_token, messages)
-                return self._result(_litellm().completion(**kwargs), start, messages)
-            except Exception as exc:  # litellm maps every provider error to its own types
-                last = exc
-                if attempt < self.retries:
-                    time.sleep(min(2.0 ** attempt, 8.0))
-        raise LLMError(self._describe(last))
-
-    async def achat(self, messages: Messages, *, temperature: float = 0.0, top_p: float = 1.0,
-                    max_tokens: int | None = None) -> ChatResult:
-        """Async, non-streaming completion for concurrent collection and evaluation."""
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            start = time.perf_counter()
-            try:
-                kwargs = self._kwargs(messages, temperature, top_p, max_tokens, False)
-                return self._result(await _litellm().acompletion(**kwargs), start, messages)
-            except Exception as exc:
-                last = exc
-                if attempt < self.retries:
-                    await asyncio.sleep(min(2.0 ** attempt, 8.0))
-        raise LLMError(self._describe(last))
+        start = time.perf_counter()
+        try:
+            response = _litellm().completion(**self._kwargs(messages, temperature, top_p, max_tokens, stream))
+            if stream:
+                return self._collect_stream(response, start, on_token, messages)
+            return self._result(response, start, messages)
+        except Exception as exc:  # litellm maps every provider error to its own types
+            raise LLMError(self._describe(exc)) from None
 
     def _result(self, response: Any, start: float, messages: Messages) -> ChatResult:
         choice = response.choices[0]

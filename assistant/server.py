@@ -19,16 +19,19 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import httpx
 
 from assistant import models
-from assistant.config import data_dir
+from assistant.errors import UserError
 from assistant.llm import ChatClient
 
+if TYPE_CHECKING:
+    from assistant.settings import ModelSettings, PathsSettings, ServerSettings
 
-class ServerError(Exception):
+
+class ServerError(UserError):
     """The model server cannot be started, reached or asked to do something."""
 
 
@@ -50,8 +53,8 @@ class ServerInfo:
         return self.url + "/v1"
 
 
-def _state_file(cfg: dict[str, Any]) -> Path:
-    return data_dir(cfg) / "server.json"
+def _state_file(paths: PathsSettings) -> Path:
+    return paths.data_dir / "server.json"
 
 
 def _alive(pid: int) -> bool:
@@ -71,9 +74,9 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def running(cfg: dict[str, Any]) -> ServerInfo | None:
+def running(paths: PathsSettings) -> ServerInfo | None:
     """The recorded server if its process lives and answers /health, else None."""
-    path = _state_file(cfg)
+    path = _state_file(paths)
     try:
         info = ServerInfo(**json.loads(path.read_text()))
     except (FileNotFoundError, ValueError, TypeError):
@@ -102,25 +105,25 @@ def _on_gpu() -> bool:
         return False
 
 
-def command(model_path: Path, served_name: str, server_cfg: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]:
+def command(model_path: Path, served_name: str, server: ServerSettings, port: int) -> tuple[list[str], dict[str, str]]:
     """The vLLM command line and environment for this machine."""
     argv = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(model_path), "--served-model-name", served_name,
-        "--host", str(server_cfg["host"]), "--port", str(port),
-        "--enable-lora", "--max-lora-rank", str(server_cfg["max_lora_rank"]),
-        "--max-loras", str(server_cfg["max_loras"]),
-        "--max-model-len", str(server_cfg["max_model_len"]),
+        "--host", server.host, "--port", str(port),
+        "--enable-lora", "--max-lora-rank", str(server.max_lora_rank),
+        "--max-loras", str(server.max_loras),
+        "--max-model-len", str(server.max_model_len),
         "--generation-config", "vllm",
     ]
     env = dict(os.environ, VLLM_ALLOW_RUNTIME_LORA_UPDATING="true", VLLM_NO_USAGE_STATS="1",
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONWARNINGS="ignore")
     if _on_gpu():
-        argv += ["--dtype", str(server_cfg["gpu_dtype"]),
-                 "--gpu-memory-utilization", str(server_cfg["gpu_memory_utilization"])]
+        argv += ["--dtype", server.gpu_dtype,
+                 "--gpu-memory-utilization", str(server.gpu_memory_utilization)]
     else:
-        argv += ["--dtype", str(server_cfg["cpu_dtype"])]
-        env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(server_cfg["cpu_kvcache_space_gb"]))
+        argv += ["--dtype", server.cpu_dtype]
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(server.cpu_kvcache_space_gb))
         env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     return argv, env
 
@@ -136,27 +139,26 @@ def _last_error(log: Path) -> str:
     return (lines[-1].strip()[:300] if lines else "the log is empty")
 
 
-def start(cfg: dict[str, Any], model: str | None = None, port: int | None = None,
+def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | None = None,
           progress: Callable[[str], None] = print) -> tuple[ServerInfo, subprocess.Popen]:
-    """Start a server in its own session, wait for /health, record it. Reuse is the
-    caller's choice (`ensure`)."""
-    server_cfg = cfg["server"]
-    name = model or cfg["model"]["name"]
-    path = models.resolve(name, cfg)
+    """Start a server for `model` in its own session, wait for /health, record it under
+    `paths.data_dir`. Reuse is the caller's choice (`ensure`)."""
+    name = model
+    path = models.resolve(name, paths)
     served = name if not Path(name).expanduser().is_dir() else path.name
-    port = int(port or server_cfg["port"])
-    host = str(server_cfg["host"])
+    port = int(port or server.port)
+    host = server.host
     if not port_free(host, port):
         raise ServerError(f"port {port} on {host} is busy: another program listens there; choose another with --port or COBALT__SERVER__PORT")
-    argv, env = command(path, served, server_cfg, port)
-    log = data_dir(cfg) / "logs" / f"server-{port}.log"
+    argv, env = command(path, served, server, port)
+    log = paths.data_dir / "logs" / f"server-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     progress(f"starting vLLM on {served} at http://{host}:{port} (log: {log}) ...")
     with open(log, "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True, cwd=data_dir(cfg))
+                                start_new_session=True, cwd=paths.data_dir)
     info = ServerInfo(proc.pid, host, port, served, str(path), str(log))
-    deadline = time.monotonic() + float(server_cfg["startup_timeout_s"])
+    deadline = time.monotonic() + server.startup_timeout_s
     started = time.monotonic()
     while not healthy(info.url, timeout=1.0):
         code = proc.poll()
@@ -164,23 +166,23 @@ def start(cfg: dict[str, Any], model: str | None = None, port: int | None = None
             raise ServerError(f"the vLLM server exited during start-up (code {code}): {_last_error(log)}; full log at {log}")
         if time.monotonic() > deadline:
             stop_process(proc)
-            raise ServerError(f"the vLLM server did not become healthy within {server_cfg['startup_timeout_s']} s; log at {log}")
+            raise ServerError(f"the vLLM server did not become healthy within {server.startup_timeout_s:g} s; log at {log}")
         time.sleep(0.5)
-    _state_file(cfg).write_text(json.dumps(asdict(info)))
+    _state_file(paths).write_text(json.dumps(asdict(info)))
     progress(f"vLLM ready on {served} in {time.monotonic() - started:.0f} s")
     return info, proc
 
 
-def ensure(cfg: dict[str, Any], model: str | None = None,
+def ensure(server: ServerSettings, paths: PathsSettings, model: str,
            progress: Callable[[str], None] = print) -> ServerInfo:
     """The running server for `model`, or a new detached one."""
-    name = model or cfg["model"]["name"]
-    info = running(cfg)
+    name = model
+    info = running(paths)
     if info is not None:
         if info.model == name or info.model_path == str(Path(name).expanduser().resolve()):
             return info
         raise ServerError(f"a server for {info.model} already runs at {info.url}; stop it with `cobalt serve --stop` to serve {name}")
-    info, _ = start(cfg, name, progress=progress)
+    info, _ = start(server, paths, name, progress=progress)
     return info
 
 
@@ -204,11 +206,11 @@ def stop_process(proc_or_pid: subprocess.Popen | int, grace_s: float = 15.0) -> 
         pass
 
 
-def stop(cfg: dict[str, Any]) -> ServerInfo | None:
-    info = running(cfg)
+def stop(paths: PathsSettings) -> ServerInfo | None:
+    info = running(paths)
     if info is not None:
         stop_process(info.pid)
-    _state_file(cfg).unlink(missing_ok=True)
+    _state_file(paths).unlink(missing_ok=True)
     return info
 
 
@@ -241,28 +243,28 @@ def is_provider_model(name: str) -> bool:
     return "/" in name and not Path(name).expanduser().exists() and name.split("/")[0].isidentifier()
 
 
-def resolve_client(cfg: dict[str, Any], model: str | None = None, adapter: str | None = None,
+def resolve_client(settings: ModelSettings, model: str | None = None, *, server: ServerSettings,
+                   paths: PathsSettings, adapter: str | None = None,
                    progress: Callable[[str], None] = print) -> ChatClient:
     """A ChatClient for a local model (starting or reusing the server) or a provider id.
     With no `adapter`, a local model is served through its promoted adapter, if any
     (hot-loaded when the server lacks it); `adapter="base"` forces the bare base model."""
-    name = model or cfg["model"]["name"]
-    mcfg = cfg["model"]
-    common = dict(timeout_s=float(mcfg["timeout_s"]), retries=int(mcfg["retries"]), max_tokens=int(mcfg["max_tokens"]))
-    is_local = name in models.catalog() or models.is_prepared(name, cfg) or Path(name).expanduser().is_dir()
+    name = model or settings.name
+    common = dict(timeout_s=settings.timeout_s, retries=settings.retries, max_tokens=settings.max_tokens)
+    is_local = name in models.catalog() or models.is_prepared(name, paths) or Path(name).expanduser().is_dir()
     if not is_local and is_provider_model(name):
         return ChatClient(name, display_name=name, **common)
-    info = ensure(cfg, name, progress=progress)
+    info = ensure(server, paths, name, progress=progress)
     target = info.model if adapter in (None, "base") else adapter
     if adapter not in (None, "base"):
         served = served_models(info.api_base)
         if adapter not in served:
-            target, path = registered_adapter(cfg, info.model, adapter)
+            target, path = registered_adapter(paths, info.model, adapter)
             if target not in served:
                 progress(f"loading adapter {target} into the server")
                 load_adapter(info.api_base, target, path)
     if adapter is None:
-        entry = current_adapter(cfg, info.model)
+        entry = current_adapter(paths, info.model)
         if entry is not None:
             if entry["name"] not in served_models(info.api_base):
                 load_adapter(info.api_base, entry["name"], entry["path"])
@@ -272,12 +274,12 @@ def resolve_client(cfg: dict[str, Any], model: str | None = None, adapter: str |
     return client
 
 
-def registered_adapter(cfg: dict[str, Any], base_model: str, adapter: str) -> tuple[str, Path]:
+def registered_adapter(paths: PathsSettings, base_model: str, adapter: str) -> tuple[str, Path]:
     """(served name, directory) of a registered version, written `vN` or `<base>-vN`, from
     the trainer's registry layout `<data>/adapters/v<N>/` (read here without importing
     trainer); anything else is an error that says where adapters come from."""
     match = re.fullmatch(rf"(?:{re.escape(base_model)}-)?v(\d+)", adapter)
-    path = data_dir(cfg) / "adapters" / f"v{match.group(1)}" if match else None
+    path = paths.data_dir / "adapters" / f"v{match.group(1)}" if match else None
     if path is None or not (path / "adapter_config.json").is_file():
         raise ServerError(f"adapter {adapter!r} is neither loaded in the server nor a registered version of "
                           f"{base_model} (see `cobalt adapters list`)")
@@ -290,11 +292,11 @@ def registered_adapter(cfg: dict[str, Any], base_model: str, adapter: str) -> tu
     return f"{base_model}-v{match.group(1)}", path
 
 
-def current_adapter(cfg: dict[str, Any], base_model: str) -> dict[str, Any] | None:
+def current_adapter(paths: PathsSettings, base_model: str) -> dict[str, Any] | None:
     """The promoted adapter for `base_model` from `<data>/adapters/current.json`, written
     atomically by the trainer's registry (read here without importing trainer)."""
     try:
-        data = json.loads((data_dir(cfg) / "adapters" / "current.json").read_text())
+        data = json.loads((paths.data_dir / "adapters" / "current.json").read_text())
     except (FileNotFoundError, ValueError):
         return None
     entry = data.get(base_model) if isinstance(data, dict) else None

@@ -10,25 +10,27 @@ scale-out. Not here: the other ways (docker run, bare python) of sandbox/bench.p
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sandbox.bench import make_jobs, pool_passed, table, timed
 from sandbox.core import Sandbox
 
+if TYPE_CHECKING:
+    from sandbox.settings import SandboxSettings
 
-def run_ray_benchmark(cfg: dict[str, Any], programs: int, tests: int, concurrency: int | None,
+
+def run_ray_benchmark(section: SandboxSettings, programs: int, tests: int, concurrency: int | None,
                       address: str | None, log: Callable[[str], None] = print) -> dict[str, Any]:
-    section = dict(cfg.get("sandbox") or {})
-    concurrency = concurrency or int(section.get("concurrency", 4))
+    concurrency = concurrency or section.concurrency
     jobs = make_jobs(programs, tests)
     opts = dict(pool_size=concurrency, concurrency=concurrency, max_jobs_per_container=max(programs, 1))
-    ray_options = {**dict(section.get("ray") or {}), **({"address": address} if address else {})}
+    ray = section.ray.model_copy(update={"address": address} if address else {})
     rows = []
-    with Sandbox.from_config({**section, "backend": "docker"}, **opts) as local:
+    with Sandbox.from_config(section.model_copy(update={"backend": "docker"}), **opts) as local:
         log(f"1/2 local warm pool ({concurrency} containers) ...")
         local.warm()
         rows.append(timed("local warm pool", programs, programs * tests, lambda: pool_passed(local, jobs)))
-    with Sandbox.from_config({**section, "backend": "ray", "ray": ray_options}, **opts) as remote:
+    with Sandbox.from_config(section.model_copy(update={"backend": "ray", "ray": ray}), **opts) as remote:
         nodes = remote.backend.workers()  # type: ignore[attr-defined]
         log(f"2/2 ray backend ({len(nodes)} node(s), {concurrency} containers each) ...")
         remote.warm()
@@ -36,7 +38,7 @@ def run_ray_benchmark(cfg: dict[str, Any], programs: int, tests: int, concurrenc
                           lambda: pool_passed(remote, jobs)))
         by_node = {node[:12]: n for node, n in remote.backend.jobs_by_node.items()}  # type: ignore[attr-defined]
     return {"programs": programs, "tests_per_program": tests, "concurrency": concurrency, "cpus": os.cpu_count(),
-            "ray_address": ray_options.get("address", "auto"), "nodes": len(nodes), "jobs_by_node": by_node,
+            "ray_address": ray.address, "nodes": len(nodes), "jobs_by_node": by_node,
             "ways": rows, "all_correct": all(r["passed"] == r["tests"] for r in rows),
             "ratios": {"ray_vs_local_pool": round(rows[1]["tests_per_s"] / rows[0]["tests_per_s"], 2)}}
 

@@ -16,6 +16,7 @@ is built. Not here: job preparation (sandbox/protocol.py) or the container pool 
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -53,8 +54,9 @@ class SandboxWorker:
                                      client_pool=max(16, 2 * pool_size + 4))
         self.node_id = ray.get_runtime_context().get_node_id()
 
-    def node(self) -> str:
-        return self.node_id
+    def identity(self) -> tuple[str, int]:
+        """(node id, process id) of this worker."""
+        return self.node_id, os.getpid()
 
     def warm(self, limits: Limits) -> None:
         self.backend.warm(limits)
@@ -70,6 +72,7 @@ class SandboxWorker:
 class _Worker:
     node_id: str
     handle: Any
+    pid: int
     busy: int = 0
     alive: bool = True
 
@@ -134,19 +137,19 @@ class RayBackend:
             started[node_id] = handle
         for node_id, handle in started.items():
             try:
-                self.ray.get(handle.node.remote())
+                _node, pid = self.ray.get(handle.identity.remote())
             except self.lost as exc:
                 self.ray.kill(handle)
                 if node_id in self._nodes():  # alive node, but its worker cannot start: a real error
                     raise SandboxError(f"the sandbox worker on Ray node {node_id[:12]} could not start "
                                        f"({_reason(exc)}): check Docker and the sandbox image on that host") from None
                 continue
-            self._workers[node_id] = _Worker(node_id, handle)
+            self._workers[node_id] = _Worker(node_id, handle, pid)
 
-    def workers(self) -> list[str]:
-        """Node ids of the live workers."""
+    def workers(self) -> dict[str, int]:
+        """Node id -> process id of each live worker."""
         with self._cond:
-            return [w.node_id for w in self._workers.values() if w.alive]
+            return {w.node_id: w.pid for w in self._workers.values() if w.alive}
 
     def _acquire(self, block: bool) -> _Worker | None:
         """The least-loaded live worker with room, or None; waits for room when `block`."""

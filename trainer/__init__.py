@@ -7,5 +7,5 @@ Public API (import from the modules; this package imports nothing heavy):
 - `trainer.grpo.train` (LoRA GRPO, resumable), `trainer.registry.Registry` (versions,
   promote, rollback; `current.json`), `trainer.gate.compare` (promotion gate),
   `trainer.nightly.Retrain` (`cobalt retrain`), `trainer.bench` (`cobalt bench train`)
-- `trainer.evaluate` (multi-turn evaluation; the evaluation issue)
+- `trainer.eval.evaluate` (multi-turn evaluation; the evaluation issue)
 """

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 from assistant.interfaces import BatchRunner
 from assistant.problems import Problem
 from assistant.records import read_jsonl
-from assistant.settings import LoopSettings
+from assistant.settings import LoopSettings, PathsSettings
 from assistant.store import Store
 from assistant.trajectory import SessionRecord
 from trainer import context
@@ -75,12 +75,13 @@ def prompt_tokens(tokenizer: Any, messages: list[dict[str, str]]) -> int:
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def load_tokenizer(model: str, cfg: dict[str, Any]) -> Any:
+def load_tokenizer(model: str, paths: PathsSettings | None = None) -> Any:
+    """The tokenizer of a prepared model (or checkpoint directory)."""
     from transformers import AutoTokenizer
 
     from assistant import models
 
-    return AutoTokenizer.from_pretrained(str(models.resolve(model, cfg)))
+    return AutoTokenizer.from_pretrained(str(models.resolve(model, paths)))
 
 
 @dataclass

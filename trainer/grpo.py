@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.interfaces import BatchRunner
+from assistant.settings import PathsSettings
 from trainer.build import load_split, read_meta
 from trainer.reward import SandboxReward
 from trainer.settings import TrainSettings
@@ -161,7 +162,7 @@ def make_trainer(model_path: Path, settings: TrainSettings, args: Any, train_set
     return trainer
 
 
-def train(cfg: dict[str, Any], settings: TrainSettings, *, model: str, dataset: Path, out: Path,
+def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, paths: PathsSettings,
           sandbox: BatchRunner, parent: Any = None, max_steps: int | None = None,
           progress: Progress = print, extra_callbacks: list[Any] | None = None, **grpo_overrides: Any) -> TrainResult:
     """Train (or resume) into `out`; returns the saved adapter and its metadata. `parent` is
@@ -172,7 +173,7 @@ def train(cfg: dict[str, Any], settings: TrainSettings, *, model: str, dataset: 
     if (final / ADAPTER_META).is_file():
         return TrainResult(final, json.loads((final / ADAPTER_META).read_text()))
     out.mkdir(parents=True, exist_ok=True)
-    model_path = models.resolve(model, cfg)
+    model_path = models.resolve(model, paths)
     data_meta = read_meta(dataset)
     train_set = load_split(dataset, "train")
     if len(train_set) == 0:

@@ -25,8 +25,8 @@ from typing import Any
 
 from filelock import FileLock
 
-from assistant.cli.errors import UserError
-from assistant.config import data_dir
+from assistant.errors import UserError
+from assistant.settings import PathsSettings
 
 META = "cobalt-adapter.json"
 CURRENT = "current.json"
@@ -91,8 +91,9 @@ class Registry:
         self.lock = FileLock(str(self.root / ".lock"), timeout=60)
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any] | None = None) -> "Registry":
-        return cls(data_dir(cfg) / "adapters")
+    def open(cls, paths: PathsSettings | None = None) -> "Registry":
+        """The registry in the data directory of `paths` (default: resolved from the environment)."""
+        return cls((paths or PathsSettings()).data_dir / "adapters")
 
     # --- reads ------------------------------------------------------------------------
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from assistant.cli.errors import UserError
-from assistant.config import data_dir
+from assistant.errors import UserError
+from assistant.settings import PathsSettings
 
 FINISHED = ("done", "skipped", "abandoned")
 
@@ -37,8 +37,8 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def retrain_dir(cfg: dict[str, Any] | None) -> Path:
-    path = data_dir(cfg) / "retrain"
+def retrain_dir(paths: PathsSettings | None) -> Path:
+    path = (paths or PathsSettings()).data_dir / "retrain"
     (path / "runs").mkdir(parents=True, exist_ok=True)
     return path
 

@@ -1,6 +1,7 @@
 """The trainer's settings: `configs/train.yaml`, then the chosen profile (`cpu-small`, `gpu`,
-`test`, or one a user adds under `train.profiles`), then the `train:` section of the loaded
-config (so `--config FILE` and `COBALT__TRAIN__...` variables override both).
+`test`, or one a user adds under `train.profiles`), then the loaded `train:` settings section
+(`assistant.settings.TrainSection`: `--config FILE` and `COBALT__TRAIN__...` variables), which
+overrides both.
 
 Sections with a fixed meaning are dataclasses with a docstring per field; the `grpo:` and
 `lora:` sections are passed through to `trl.GRPOConfig` / `peft.LoraConfig` as they are
@@ -13,8 +14,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
 from assistant.config import REPO_CONFIGS, merge, read_yaml
+from assistant.errors import UserError
+from assistant.settings import TrainSection
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
 
@@ -136,11 +138,12 @@ class TrainSettings:
         return {k: v for k, v in self.raw.items() if k != "profiles"} | {"profile": self.profile}
 
 
-def load_train_settings(cfg: dict[str, Any] | None = None, profile: str | None = None,
+def load_train_settings(section: TrainSection | None = None, profile: str | None = None,
                         path: Path | None = None) -> TrainSettings:
-    """Settings for `profile` (default: the configured one; `auto` picks gpu or cpu-small)."""
+    """Settings for `profile` (default: the configured one; `auto` picks gpu or cpu-small),
+    with the user's overrides from the `train:` settings `section`."""
     base = read_yaml(path or TRAIN_CONFIG)
-    user = dict((cfg or {}).get("train") or {})
+    user = section.overrides() if section is not None else {}
     profiles = merge(base.get("profiles") or {}, user.get("profiles") or {})
     name = profile or str(user.get("profile") or base.get("profile") or "auto")
     if name == "auto":

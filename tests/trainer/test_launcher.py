@@ -14,8 +14,7 @@ import pytest
 import yaml
 from trainer_fakes import RIGHT_SUM, WRONG_SUM, session, sum_problem
 
-from assistant.config import load_config
-from assistant.settings import LoopSettings
+from assistant.config import load_settings
 from trainer import launcher
 from trainer.build import build
 from trainer.grpo import ADAPTER_META
@@ -42,11 +41,10 @@ def test_launch_command_on_cpu_uses_torchrun_ranks_with_gloo() -> None:
 @pytest.mark.docker
 @pytest.mark.slow
 def test_train_as_two_cpu_ranks_registers_one_adapter(tmp_path: Path, cobalt_home: Path) -> None:
-    cfg = load_config()
-    settings = load_train_settings(cfg, "test")
+    cfg = load_settings()
+    settings = load_train_settings(cfg.train, "test")
     sessions = [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])]
-    build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=None, loop=LoopSettings.from_config(cfg),
-          perturb=False)
+    build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop, perturb=False)
     config = tmp_path / "two-ranks.yaml"
     config.write_text(yaml.safe_dump({
         "sandbox": {"pool_size": 1, "concurrency": 1},

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import main
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from trainer.registry import Registry, read_current
 
 

@@ -1,0 +1,46 @@
+"""`SandboxSettings`: the typed `sandbox:` section of the configuration, with the defaults of
+`configs/default.yaml`. It lives in the sandbox package so that `Sandbox.from_config` can take
+it without importing anything of Cobalt's; `assistant.settings` uses it as its sandbox section.
+
+This module only describes and validates settings; `sandbox.core.Sandbox` acts on them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.api import Limits
+
+
+class RaySettings(BaseModel):
+    """Where `backend: ray` runs jobs: a Ray cluster with one sandbox worker per node."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    address: str = Field("auto", description="The cluster to join (auto: the one `ray start` runs on this host; "
+                                             "local: a private one-node Ray started by this process).")
+    resource: str = Field("", description="Only nodes advertising this custom resource host a worker (\"\": all).")
+    in_flight: int = Field(0, ge=0, description="Jobs outstanding per worker (0: 2 x pool_size).")
+    retries: int = Field(3, ge=0, description="Resubmissions of a job whose worker or node died.")
+
+
+class SandboxSettings(BaseModel):
+    """How the Docker sandbox runs programs."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    backend: Literal["docker", "ray"] = Field("docker", description="docker: a warm pool on this machine's engine; "
+                                                                    "ray: one such pool per node of a Ray cluster.")
+    ray: RaySettings = Field(default_factory=RaySettings, description="The Ray backend's cluster and back-pressure.")
+
+    image: str | None = Field("cobalt-sandbox", description="The sandbox image name (tagged with the harness "
+                                                            "version unless it has a tag of its own).")
+    pool_size: int = Field(4, ge=1, description="Warm containers kept in the pool.")
+    max_jobs_per_container: int = Field(200, ge=1, description="Jobs one container runs before it is replaced.")
+    concurrency: int = Field(4, ge=1, description="Jobs run at once.")
+    transport: str = Field("attach", description="How a job reaches its container: `attach` (the warm fork "
+                                                 "server behind PID 1) or `exec` (one `docker exec` per job).")
+    limits: Limits = Field(default_factory=Limits, description="Per-run resource limits (timeout_s per test, "
+                                                               "memory_mb, pids, cpus, output_bytes, workdir_mb).")
