@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from assistant import models, server
+from assistant.device import on_gpu
 
 if TYPE_CHECKING:
     from assistant.settings import PathsSettings, ServerSettings, Settings
@@ -101,7 +102,7 @@ def measure(server_settings: ServerSettings, paths: PathsSettings, model: str, t
         "target_ratio": 5.0,
         "meets_target": agg_tps / hf_tps >= 5.0,
         "requests": {"single": single, "concurrent": concurrency, "transformers": hf},
-        "device": "gpu" if server._on_gpu() else "cpu",
+        "device": "gpu" if on_gpu() else "cpu",
     }
 
 

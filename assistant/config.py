@@ -69,10 +69,11 @@ _PLAIN = {
 }
 
 
-def describe(error: ValidationError) -> str:
-    """The first problem of a validation error as one sentence naming the config key."""
+def describe(error: ValidationError, prefix: tuple[str, ...] = ()) -> str:
+    """The first problem of a validation error as one sentence naming the config key
+    (`prefix`: the keys above the validated mapping, e.g. ("train", "gate"))."""
     first = error.errors()[0]
-    key = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    key = ".".join(str(part) for part in (*prefix, *first["loc"])) or "(top level)"
     words = _PLAIN.get(first["type"])
     if words is None:
         words = first["msg"].replace("Input should be", "must be").replace("Value error, ", "")

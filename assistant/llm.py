@@ -2,7 +2,7 @@
 
 `ChatClient` talks to the local vLLM server (`hosted_vllm/<name>` + `api_base`) or to any
 litellm provider (`openai/gpt-4o-mini`, ...). It does not start servers or resolve model
-names; `assistant.server.resolve_client` does that. Tests script replies by overriding
+names; `assistant.connect.resolve_client` does that. Tests script replies by overriding
 `request_kwargs` to pass litellm's `mock_response`.
 """
 

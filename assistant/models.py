@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import yaml
 
+from assistant import atomic
 from assistant.config import REPO_CONFIGS
 from assistant.errors import UserError
 
@@ -151,9 +152,7 @@ def _publish(final: Path, spec: dict[str, Any], progress: Progress,
                 "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "sha256": spec.get("gguf", {}).get("sha256")}
         (partial / MARKER).write_text(json.dumps(meta, indent=2))
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(partial, final)
+        atomic.replace_dir(partial, final)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise

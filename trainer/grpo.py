@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from assistant import atomic
 from assistant.errors import UserError
 from assistant.interfaces import BatchRunner
 from assistant.settings import PathsSettings
-from trainer.build import load_split, read_meta
+from trainer.dataset_files import load_split, read_meta
 from trainer.reward import SandboxReward
 from trainer.settings import TrainSettings
 
@@ -215,8 +215,7 @@ def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, path
         names = list(getattr(model_to_save, "peft_config", {}) or {})
         model_to_save.save_pretrained(str(staging), selected_adapters=["default"] if "ref" in names else None)
         (staging / ADAPTER_META).write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
-        shutil.rmtree(final, ignore_errors=True)  # an unfinished earlier save
-        os.replace(staging, final)
+        atomic.replace_dir(staging, final)  # over an unfinished earlier save
     return TrainResult(final, meta, resume.name if resume else None)
 
 

@@ -18,14 +18,16 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assistant import runtime, server
+from assistant.adapters import served_base_name
 from assistant.errors import UserError
 from assistant.llm import ChatClient
 from assistant.settings import Settings
-from trainer import build, gate, grpo, launcher
+from trainer import build, dataset_files, gate, grpo, launcher
 from trainer.eval.settings import EvalSettings
-from trainer.registry import Registry, served_base_name
+from trainer.registry import Registry
 from trainer.report import write_report
 from trainer.runstate import RetrainLock, RetrainState, Run, retrain_dir
+from trainer.sessions import sessions_from_store
 from trainer.settings import TrainSettings
 
 Progress = Callable[[str], None]
@@ -120,8 +122,8 @@ class Retrain:
     def step_dataset(self, run: Run) -> dict[str, Any]:
         ns = self.settings.nightly
         with runtime.open_store(self.config) as store:
-            sessions = build.sessions_from_store(store, sources=self.settings.dataset.sources,
-                                                 since=run.window["since"], until=run.window["until"])
+            sessions = sessions_from_store(store, sources=self.settings.dataset.sources,
+                                           since=run.window["since"], until=run.window["until"])
         with_turns = [s for s in sessions if s.turns]
         if len(with_turns) < ns.min_sessions:
             return {"sessions": len(with_turns),
@@ -208,7 +210,7 @@ class Retrain:
         self._ensure_loaded(api_base, candidate.name, candidate.path)
         if current is not None:
             self._ensure_loaded(api_base, current.name, current.path)
-        problems = gate.select_problems(build.validation_problems(run.path / "dataset"), gs.max_problems, gs.seed)
+        problems = gate.select_problems(dataset_files.validation_problems(run.path / "dataset"), gs.max_problems, gs.seed)
         if not problems:
             return {"promote": False, "reason": "the dataset has no validation tasks"}
         cur_name = current.name if current else base

@@ -1,16 +1,10 @@
-"""Versioned LoRA adapters in `<data>/adapters/`:
-
-    v<N>/                 the adapter (PEFT files) and `cobalt-adapter.json` (its metadata:
-                          base model, data hash, config, metrics, parent version)
-    current.json          {"<base model>": {"version", "name", "path", "promoted_at",
-                          "reason", "previous"}}: what the assistant serves for each base
-    history.jsonl         one line per register / promote / rollback, with its reason
+"""Versioned LoRA adapters: register a trained adapter as the next version, promote one,
+roll back, and list them, in the layout `assistant.adapters` describes (and reads for the
+assistant): `<data>/adapters/v<N>/`, `current.json`, `history.jsonl`.
 
 Version numbers are never reused; an adapter is served as `<base>-v<N>`, so a name always
 means the same weights. Changes happen under a file lock and `current.json` is replaced
 atomically (write, fsync, rename): a crash leaves either the old or the new file.
-
-The assistant reads `current.json` directly (`read_current`), without importing trainer.
 """
 
 from __future__ import annotations
@@ -25,40 +19,10 @@ from typing import Any
 
 from filelock import FileLock
 
+from assistant import atomic
+from assistant.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
 from assistant.errors import UserError
 from assistant.settings import PathsSettings
-
-META = "cobalt-adapter.json"
-CURRENT = "current.json"
-HISTORY = "history.jsonl"
-
-
-def served_base_name(model: str) -> str:
-    """The name the server gives a base model (a directory is served under its name)."""
-    path = Path(model).expanduser()
-    return path.name if path.is_dir() else model
-
-
-def read_current(root: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((root / CURRENT).read_text())
-    except (FileNotFoundError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -74,7 +38,7 @@ class AdapterVersion:
     @property
     def name(self) -> str:
         """The name it is served under: `<base>-v<N>`."""
-        return f"{served_base_name(self.base_model)}-v{self.version}"
+        return served_name(self.base_model, self.version)
 
     def summary(self) -> dict[str, Any]:
         metrics = self.meta.get("metrics") or {}
@@ -93,7 +57,7 @@ class Registry:
     @classmethod
     def open(cls, paths: PathsSettings | None = None) -> "Registry":
         """The registry in the data directory of `paths` (default: resolved from the environment)."""
-        return cls((paths or PathsSettings()).data_dir / "adapters")
+        return cls(adapters_root((paths or PathsSettings()).data_dir))
 
     # --- reads ------------------------------------------------------------------------
 
@@ -108,7 +72,7 @@ class Registry:
         return sorted(out, key=lambda v: v.version)
 
     def get(self, version: int) -> AdapterVersion:
-        path = self.root / f"v{int(version)}"
+        path = version_dir(self.root, version)
         if not (path / META).is_file():
             raise UserError(f"there is no adapter version {version}; see `cobalt adapters list`")
         return AdapterVersion(int(version), path, json.loads((path / META).read_text()))
@@ -155,7 +119,7 @@ class Registry:
             shutil.copytree(adapter_dir, staging)
             full = {**meta, "version": version, "registered_at": time.time()}
             (staging / META).write_text(json.dumps(full, indent=2, sort_keys=True))
-            os.replace(staging, self.root / f"v{version}")
+            atomic.replace_dir(staging, version_dir(self.root, version))
             self._log({"event": "register", "base_model": meta["base_model"], "version": version})
         return self.get(version)
 
@@ -167,7 +131,7 @@ class Registry:
         else:
             data[base_model] = {"version": version.version, "name": version.name, "path": str(version.path),
                                 "promoted_at": time.time(), "reason": reason, "previous": previous}
-        _write_atomic(self.root / CURRENT, json.dumps(data, indent=2, sort_keys=True))
+        atomic.write_json(self.root / CURRENT, data)
 
     def promote(self, version: int, reason: str) -> AdapterVersion:
         """Make `version` the current adapter of its base model, recording why."""

@@ -3,7 +3,7 @@
 (`assistant.settings.TrainSection`: `--config FILE` and `COBALT__TRAIN__...` variables), which
 overrides both.
 
-Sections with a fixed meaning are dataclasses with a docstring per field; the `grpo:` and
+Sections with a fixed meaning are (pydantic, so type-checked) dataclasses with a docstring per field; the `grpo:` and
 `lora:` sections are passed through to `trl.GRPOConfig` / `peft.LoraConfig` as they are
 (unknown keys are refused there with one sentence). This module reads settings only.
 """
@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from assistant.config import REPO_CONFIGS, merge, read_yaml
+from pydantic import Field, ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from assistant.config import REPO_CONFIGS, describe, merge, read_yaml
 from assistant.errors import UserError
 from assistant.settings import TrainSection
 
@@ -30,7 +33,7 @@ def _on_gpu() -> bool:
         return False
 
 
-@dataclass
+@pydantic_dataclass
 class DatasetSettings:
     k: int = 4
     """Max-variance down-sampling keeps at most this many trajectories per task."""
@@ -46,7 +49,7 @@ class DatasetSettings:
     """Session sources used as training data (never `eval`)."""
 
 
-@dataclass
+@pydantic_dataclass
 class RewardSettings:
     thinking: bool = False
     """The policy thinks in `<think>...</think>`; a missing or repeated `</think>` is malformed."""
@@ -64,7 +67,7 @@ class RewardSettings:
     """Pause before each re-run (doubles every time)."""
 
 
-@dataclass
+@pydantic_dataclass
 class GateSettings:
     turns: int = 3
     """Turns of the paired multi-turn sessions on the validation tasks."""
@@ -84,7 +87,7 @@ class GateSettings:
     """Seeds the task subset and the bootstrap."""
 
 
-@dataclass
+@pydantic_dataclass
 class NightlySettings:
     min_sessions: int = 8
     """Fewer new sessions than this: the run is skipped and nothing trains."""
@@ -96,11 +99,11 @@ class NightlySettings:
     """Finished run directories kept; older ones are deleted."""
 
 
-@dataclass
+@pydantic_dataclass
 class LauncherSettings:
-    num_processes: int = 1
+    num_processes: int = Field(1, ge=1)
     """Training processes (ranks); above 1, `cobalt train` re-runs under `accelerate launch`."""
-    cpu: bool | str = "auto"
+    cpu: bool | Literal["auto"] = "auto"
     """True: CPU ranks with the gloo backend; false: one GPU per rank; auto: CPU without CUDA."""
     main_process_port: int = 0
     """The ranks' rendezvous port (0: a free one)."""
@@ -115,7 +118,10 @@ def _build(cls: type, data: dict[str, Any] | None, section: str) -> Any:
     if unknown:
         raise UserError(f"configs/train.yaml: unknown key(s) {', '.join(unknown)} in '{section}'; "
                         f"known keys are {', '.join(sorted(known))}")
-    return cls(**data)
+    try:
+        return cls(**data)
+    except ValidationError as exc:
+        raise UserError(describe(exc, prefix=("train", section))) from None
 
 
 @dataclass

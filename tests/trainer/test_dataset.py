@@ -12,7 +12,8 @@ from trainer_fakes import add_problem, session, sum_problem, turn
 from assistant import feedback, prompts
 from assistant.config import load_settings
 from sandbox.api import RunResult, TestResult
-from trainer.build import build, load_split, load_tokenizer, prompt_tokens, read_meta, validation_problems
+from trainer.build import build, load_tokenizer, prompt_tokens
+from trainer.dataset_files import load_split, read_meta, validation_problems
 from trainer.dataset import max_variance_subset, select, turn_pass_rate
 from trainer.settings import load_train_settings
 
@@ -186,7 +187,7 @@ def test_dataset_build_and_train_commands(cobalt_home, tmp_path, capsys: pytest.
 def test_imported_jsonl_gives_the_same_selection(cobalt_home, tmp_path) -> None:
     from assistant.records import export_records, write_jsonl
     from assistant.store import Store
-    from trainer.build import sessions_from_jsonl, sessions_from_store
+    from trainer.sessions import sessions_from_jsonl, sessions_from_store
 
     with Store.open(load_settings().paths) as store:
         for s in _sessions():

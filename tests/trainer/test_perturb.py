@@ -15,7 +15,8 @@ from assistant import feedback
 from assistant.config import load_settings
 from sandbox.api import TestCase
 from trainer import context
-from trainer.build import build, load_split, read_meta
+from trainer.build import build
+from trainer.dataset_files import load_split, read_meta
 from trainer.dataset import BuildStats, select
 from trainer.perturb import candidate_pairs, perturb_problem, perturb_with_swap
 from trainer.settings import load_train_settings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant import models, server
+from assistant import connect, models, server
 from assistant.settings import PathsSettings
 from tests.conftest import free_port, make_random_adapter
 from trainer.registry import Registry
@@ -45,7 +45,7 @@ def test_two_servers_each_hot_load_the_promoted_version(tmp_path: Path, test_con
         for seed in (1, 2):
             name = _promote(registry, model_dir, tmp_path, seed)
             for settings, paths, api_base in hosts:
-                client = server.resolve_client(test_config.model, "tiny", server=settings, paths=paths,
+                client = connect.resolve_client(test_config.model, "tiny", server=settings, paths=paths,
                                                progress=lambda _: None)
                 assert client.display_name == name and client.api_base == api_base
                 assert name in server.served_models(api_base)

@@ -19,12 +19,13 @@ import yaml
 from trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
 
 from assistant import models, server
+from assistant.adapters import read_current
 from assistant.cli import main
 from assistant.config import load_settings
 from assistant.recorder import record
 from assistant.session import Session
 from assistant.store import Store
-from trainer.registry import Registry, read_current
+from trainer.registry import Registry
 
 pytestmark = [pytest.mark.docker, pytest.mark.server, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]

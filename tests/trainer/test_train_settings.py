@@ -43,3 +43,9 @@ def test_overrides_and_errors(tmp_path: Path) -> None:
     section = TrainSection(grpo={"learnin_rate": 3})
     with pytest.raises(UserError, match="learnin_rate"):
         grpo_config(load_train_settings(section, "test"), tmp_path)
+
+
+def test_a_bad_value_names_the_train_key() -> None:
+    assert load_train_settings(TrainSection(gate={"samples": "3"}), "test").gate.samples == 3  # as in a file
+    with pytest.raises(UserError, match=r"^config key train\.gate\.samples: must be an integer, got 'x'$"):
+        load_train_settings(TrainSection(gate={"samples": "x"}), "test")

@@ -43,7 +43,7 @@ def _version(text: str) -> int:
 
 def _hotload(paths: PathsSettings, item: Any) -> str:
     from assistant import server
-    from trainer.registry import served_base_name
+    from assistant.adapters import served_base_name
 
     info = server.running(paths)
     if info is None or item is None or info.model != served_base_name(item.base_model):
@@ -54,7 +54,8 @@ def _hotload(paths: PathsSettings, item: Any) -> str:
 
 
 def list_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.registry import Registry, read_current
+    from assistant.adapters import read_current
+    from trainer.registry import Registry
 
     registry = Registry.open(config.paths)
     current = read_current(registry.root)

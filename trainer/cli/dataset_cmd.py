@@ -35,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, config: Settings) -> int:
     from trainer import build
+    from trainer.sessions import sessions_from_jsonl, sessions_from_store
     from trainer.settings import load_train_settings
 
     settings = load_train_settings(config.train, args.profile)
@@ -42,10 +43,10 @@ def run(args: argparse.Namespace, config: Settings) -> int:
     if args.jsonl is not None:
         if not args.jsonl.is_file():
             raise UserError(f"{args.jsonl}: no such JSONL file")
-        sessions = build.sessions_from_jsonl(args.jsonl)
+        sessions = sessions_from_jsonl(args.jsonl)
     else:
         with open_store(config) as store:
-            sessions = build.sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
+            sessions = sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
     if args.tasks:
         from trainer.eval.evaluate import EvalSettings, load_benchmark
 

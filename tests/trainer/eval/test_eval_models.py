@@ -159,7 +159,7 @@ def test_eval_command_writes_report_and_plot(cobalt_home: Path, tmp_path: Path, 
     path = tmp_path / "problems.yaml"
     path.write_text(yaml.safe_dump([p.to_dict() for p in PROBLEMS]))
     client = Behaving(right_on_turn_2)
-    monkeypatch.setattr("assistant.server.resolve_client", lambda cfg, model=None, **kw: client)
+    monkeypatch.setattr("assistant.connect.resolve_client", lambda cfg, model=None, **kw: client)
     out = tmp_path / "late"
     argv = ["eval", "--benchmark", str(path), "--turns", "3", "--samples", "1", "--out", str(out), "--concurrency", "3"]
     assert main(argv) == 0
