@@ -7,7 +7,8 @@ sandbox, loop, paths, collect, eval, train), each field documented, with the def
 the section(s) it needs. The sandbox section is the sandbox package's own `SandboxSettings`.
 The `train:` section holds only a user's overrides of `configs/train.yaml`: the trainer merges
 them over its profiles (`trainer.settings.load_train_settings`). This module describes and
-validates settings; it opens nothing.
+validates settings; it opens nothing (it only creates the data and cache directories it
+resolves).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ import docker
 
 from sandbox.api import Job, Limits, Project, RunResult, TestCase
 from sandbox.backend import Backend, DockerBackend
+from sandbox.engine import Retry
 from sandbox.image import image_tag
 from sandbox.protocol import prepare
 from sandbox.transport import Transport, make_transport
@@ -45,17 +46,22 @@ class Sandbox:
     def __init__(self, image: str | None = None, pool_size: int = 4, limits: Limits | None = None,
                  max_jobs_per_container: int = 200, concurrency: int = 4,
                  client: docker.DockerClient | None = None, transport: str | Transport = "attach",
-                 backend: Backend | None = None) -> None:
+                 backend: Backend | None = None, canaries: bool = True, outside_checks: bool = True,
+                 engine_retries: int = 4, engine_backoff_s: float = 0.5) -> None:
         """transport: "attach" (default) hands each job to the container's PID 1, a warm
         fork server, over the attach socket; "exec" runs one `docker exec` per job; or a
         Transport object. backend: where jobs run (default: a DockerBackend built from the
-        other arguments)."""
+        other arguments). canaries: hidden tamper canaries in every job (sandbox/canary.py);
+        outside_checks: value-shaped function tests judged here (sandbox/checks.py).
+        engine_retries / engine_backoff_s: Docker calls that time out under load are retried
+        that many times in all, with exponential back-off from that wait."""
         self.limits = limits or Limits()
+        self.canaries, self.outside_checks = bool(canaries), bool(outside_checks)
         self.concurrency = max(1, int(concurrency))
         self.transport = make_transport(transport)
         self.backend: Backend = backend or DockerBackend(
             image_tag(image), self.transport, pool_size, max_jobs_per_container, client,
-            client_pool=max(16, 2 * self.concurrency + 4))
+            client_pool=max(16, 2 * self.concurrency + 4), retry=Retry(int(engine_retries), float(engine_backoff_s)))
         self.image = self.backend.image
         self._slots = threading.BoundedSemaphore(self.concurrency)
         self._batches = callable(getattr(self.backend, "execute_many", None))  # bounds its own in-flight jobs
@@ -77,6 +83,7 @@ class Sandbox:
 
             kwargs["backend"] = RayBackend(image_tag(kwargs["image"]), make_transport(kwargs["transport"]).name,
                                            kwargs["pool_size"], kwargs["max_jobs_per_container"],
+                                           engine_retry=(kwargs["engine_retries"], kwargs["engine_backoff_s"]),
                                            **settings.ray.model_dump())
         return cls(**kwargs)
 
@@ -101,7 +108,7 @@ class Sandbox:
     def run(self, program: str | bytes, tests: Sequence[TestCase | dict], kind: str = "stdio",
             limits: Limits | None = None, project: Project | None = None) -> RunResult:
         """Run `program` against `tests`; never raises for a failing program."""
-        job = prepare(program, list(tests), kind, limits or self.limits, project)
+        job = prepare(program, list(tests), kind, limits or self.limits, project, self.canaries, self.outside_checks)
         if job.result is not None:
             return job.result
         if self._batches:
@@ -115,7 +122,8 @@ class Sandbox:
         if not jobs:
             return []
         if self._batches:
-            prepared = [prepare(j.program, list(j.tests), j.kind, j.limits or self.limits, j.project) for j in jobs]
+            prepared = [prepare(j.program, list(j.tests), j.kind, j.limits or self.limits, j.project, self.canaries,
+                                self.outside_checks) for j in jobs]
             todo = [p for p in prepared if p.result is None]
             done = iter(self.backend.execute_many(todo) if todo else [])  # type: ignore[attr-defined]
             return [p.result if p.result is not None else next(done) for p in prepared]

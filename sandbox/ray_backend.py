@@ -44,14 +44,16 @@ def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
 class SandboxWorker:
     """The actor on one node: a warm Docker pool on that node's engine."""
 
-    def __init__(self, image: str, transport: str, pool_size: int, max_jobs: int) -> None:
+    def __init__(self, image: str, transport: str, pool_size: int, max_jobs: int,
+                 engine_retry: tuple[int, float] = (4, 0.5)) -> None:
         import ray
 
         from sandbox.backend import DockerBackend
+        from sandbox.engine import Retry
         from sandbox.transport import make_transport
 
         self.backend = DockerBackend(image, make_transport(transport), pool_size, max_jobs,
-                                     client_pool=max(16, 2 * pool_size + 4))
+                                     client_pool=max(16, 2 * pool_size + 4), retry=Retry(*engine_retry))
         self.node_id = ray.get_runtime_context().get_node_id()
 
     def identity(self) -> tuple[str, int]:
@@ -82,11 +84,12 @@ class RayBackend:
 
     def __init__(self, image: str, transport: Any = "attach", pool_size: int = 4, max_jobs: int = 200,
                  address: str = "auto", resource: str = "", in_flight: int = 0, retries: int = 3,
-                 namespace: str = "cobalt-sandbox") -> None:
+                 namespace: str = "cobalt-sandbox", engine_retry: tuple[int, float] = (4, 0.5)) -> None:
         self.ray = _ray()
         self.image, self.transport = image, str(transport)
         self.pool_size, self.max_jobs = max(1, int(pool_size)), max(1, int(max_jobs))
         self.resource, self.retries = resource, max(0, int(retries))
+        self.engine_retry = (int(engine_retry[0]), float(engine_retry[1]))  # each worker's Docker calls
         self.per_worker = int(in_flight) or 2 * self.pool_size
         self.lost = _lost_errors(self.ray)
         self.jobs_by_node: Counter[str] = Counter()
@@ -133,7 +136,8 @@ class RayBackend:
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False))
             if self.resource:
                 options["resources"] = {self.resource: 0.001}
-            handle = actor_cls.options(**options).remote(self.image, self.transport, self.pool_size, self.max_jobs)
+            handle = actor_cls.options(**options).remote(self.image, self.transport, self.pool_size, self.max_jobs,
+                                                         self.engine_retry)
             started[node_id] = handle
         for node_id, handle in started.items():
             try:

@@ -42,5 +42,12 @@ class SandboxSettings(BaseModel):
     concurrency: int = Field(4, ge=1, description="Jobs run at once.")
     transport: str = Field("attach", description="How a job reaches its container: `attach` (the warm fork "
                                                  "server behind PID 1) or `exec` (one `docker exec` per job).")
+    canaries: bool = Field(True, description="A hidden tamper canary in every job: a test no honest program "
+                                             "can pass; if it passes, the run is `tampered` (pass rate 0).")
+    outside_checks: bool = Field(True, description="Judge `assert CALL == EXPECTED`-shaped function tests "
+                                                   "outside the program's process (the expected value never "
+                                                   "enters it).")
+    engine_retries: int = Field(4, ge=1, description="Attempts in all for a Docker call that times out under load.")
+    engine_backoff_s: float = Field(0.5, ge=0, description="First wait between those attempts (then doubled).")
     limits: Limits = Field(default_factory=Limits, description="Per-run resource limits (timeout_s per test, "
                                                                "memory_mb, pids, cpus, output_bytes, workdir_mb).")

@@ -9,7 +9,9 @@ on *all* tests:
 4. when more than K remain, keep the max-variance subset (`max_variance_subset`);
 5. each kept trajectory gives partial prompts after 1..3 earlier attempts, with prev_best =
    the best earlier pass rate; stop once the last two feedbacks both say every public test
-   passed; identical prompts are kept once;
+   passed, and before a context that would hold a `tampered` turn (its program forged its
+   grading: a hidden canary passed), so no prompt shows a forged turn; identical prompts
+   are kept once;
 6. validation: per task, the trajectory with the smallest d (its first-turn and partial
    prompts); it is not removed from the training pool, whose filters usually drop it.
 
@@ -139,11 +141,12 @@ class BuildStats:
 
 
 FILTER_ORDER = (
-    "sessions", "sessions_without_turns", "sessions_unusable", "tasks", "tasks_too_easy",
+    "sessions", "sessions_without_turns", "sessions_unusable", "turns_tampered", "tasks", "tasks_too_easy",
     "trajectories", "trajectories_no_change", "trajectories_never_solved",
     "trajectories_downsampled", "trajectories_kept", "prompts_first_turn", "prompts_partial",
-    "prompts_stopped_all_passed", "prompts_duplicate", "prompts_too_long", "prompts_perturbed",
-    "perturb_not_possible", "perturb_faults", "train_prompts", "validation_prompts", "validation_tasks",
+    "prompts_stopped_all_passed", "prompts_tampered_context", "prompts_duplicate", "prompts_too_long",
+    "prompts_perturbed", "perturb_not_possible", "perturb_faults", "train_prompts", "validation_prompts",
+    "validation_tasks",
 )
 
 
@@ -152,6 +155,10 @@ def partial_prompts(task: str, problem: Problem, traj: Trajectory, max_context: 
     """Prompts after 1..max_context earlier turns of one trajectory."""
     out = []
     for k in range(1, min(max_context, len(traj.turns)) + 1):
+        if traj.turns[k - 1].tampered:
+            if stats:
+                stats.add("prompts_tampered_context")
+            break
         if k >= 2 and all(feedback.is_all_passed(t.feedback) for t in traj.turns[k - 2:k]):
             if stats:
                 stats.add("prompts_stopped_all_passed")
@@ -190,6 +197,7 @@ def select(sessions: Iterable[SessionRecord], k: int = 4, max_context: int = 3,
         if s.problem is None:
             stats.add("sessions_unusable")
             continue
+        stats.add("turns_tampered", sum(t.tampered for t in s.turns))
         by_task.setdefault(s.problem_hash, []).append(s)
         problems.setdefault(s.problem_hash, s.problem)
     train: list[PartialPrompt] = []
