@@ -47,6 +47,10 @@ class ServerSettings(Section):
     startup_timeout_s: float = Field(600, gt=0, description="Seconds the server may take to become healthy.")
     max_model_len: int = Field(4096, ge=1, description="Context length the server allows (vLLM --max-model-len).")
     max_loras: int = Field(4, ge=1, description="LoRA adapters loaded at once (vLLM --max-loras).")
+    tensor_parallel_size: int = Field(1, ge=1, description="GPUs one model replica is split over "
+                                                           "(vLLM --tensor-parallel-size).")
+    data_parallel_size: int = Field(1, ge=1, description="Model replicas behind the one server "
+                                                         "(vLLM --data-parallel-size).")
     max_lora_rank: int = Field(64, ge=1, description="Largest LoRA rank served (vLLM --max-lora-rank).")
     cpu_kvcache_space_gb: int = Field(4, ge=1, description="KV cache size on CPU (VLLM_CPU_KVCACHE_SPACE).")
     cpu_dtype: str = Field("float32", description="Weights' dtype on CPU (vLLM --dtype).")
@@ -179,6 +183,7 @@ class TrainSection(Section):
     grpo: dict[str, Any] = Field({}, description="Overrides of the trl.GRPOConfig keys.")
     gate: dict[str, Any] = Field({}, description="Overrides of the promotion gate settings.")
     nightly: dict[str, Any] = Field({}, description="Overrides of the nightly job settings.")
+    launcher: dict[str, Any] = Field({}, description="Overrides of the launcher settings (training processes).")
     continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
 
     def overrides(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ side by side in one run, on the same generated stdio programs and tests:
    generated here; this is the only place code runs outside the sandbox.
 
 All four run with the same concurrency, and every way must get every test right.
+`--backend ray` measures the Ray backend beside the warm pool instead (sandbox/bench_ray.py).
 """
 
 from __future__ import annotations
@@ -91,9 +92,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grading", type=int, default=0, metavar="ROUNDS",
                         help="also measure the grading guards (canaries, value tests judged outside) on vs off "
                              "on the warm pool, over ROUNDS interleaved rounds per kind (e.g. 2; default 0: not)")
+    parser.add_argument("--backend", choices=["docker", "ray"], default="docker",
+                        help="ray: the Ray backend beside the local warm pool instead (sandbox/bench_ray.py)")
+    parser.add_argument("--ray-address", default=None,
+                        help="with --backend ray: the cluster (default: sandbox.ray.address; local: a private one)")
 
 
-def _timed(label: str, n_programs: int, n_tests: int, fn: Callable[[], int]) -> dict[str, Any]:
+def timed(label: str, n_programs: int, n_tests: int, fn: Callable[[], int]) -> dict[str, Any]:
     start = time.perf_counter()
     passed = fn()
     seconds = time.perf_counter() - start
@@ -120,7 +125,7 @@ def _bare(jobs: list[Job], python: str, limits: Limits, concurrency: int, tmp: s
         return sum(pool.map(one, work))
 
 
-def _pool(box: Sandbox, jobs: list[Job]) -> int:
+def pool_passed(box: Sandbox, jobs: list[Job]) -> int:
     return sum(sum(t.passed for t in r.tests) for r in box.run_many(jobs))
 
 
@@ -153,19 +158,19 @@ def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_progr
         warm_s = time.perf_counter() - start
         exec_box.warm()
         log("1/5 warm pool (run_many) ...")
-        rows.append(_timed("warm pool (run_many)", programs, programs * tests, lambda: _pool(box, jobs)))
+        rows.append(timed("warm pool (run_many)", programs, programs * tests, lambda: pool_passed(box, jobs)))
         log("2/5 warm pool, docker exec per program ...")
-        rows.append(_timed("pool, docker exec/program", programs, programs * tests, lambda: _pool(exec_box, jobs)))
+        rows.append(timed("pool, docker exec/program", programs, programs * tests, lambda: pool_passed(exec_box, jobs)))
         log(f"3/5 docker run per program ({per_program} programs) ...")
-        rows.append(_timed("docker run per program", per_program, per_program * tests,
+        rows.append(timed("docker run per program", per_program, per_program * tests,
                            lambda: _docker_run(box, jobs[:per_program], concurrency)))
         log(f"4/5 docker run per test ({per_test} programs) ...")
         singles = [Job(j.program, [c]) for j in jobs[:per_test] for c in j.tests]
-        rows.append(_timed("docker run per test", per_test, per_test * tests,
+        rows.append(timed("docker run per test", per_test, per_test * tests,
                            lambda: _docker_run(box, singles, concurrency)))
         log(f"5/5 bare {python} per test ...")
         with tempfile.TemporaryDirectory(prefix="cobalt-bench-") as tmp:
-            rows.append(_timed("bare python3 per test", programs, programs * tests,
+            rows.append(timed("bare python3 per test", programs, programs * tests,
                                lambda: _bare(jobs, python, box.limits, concurrency, tmp)))
         grading = bench_grading.measure(box, jobs, grading_rounds, log) if grading_rounds > 0 else None
     pool = rows[0]["tests_per_s"]
@@ -185,13 +190,18 @@ def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_progr
     }
 
 
-def render(report: dict[str, Any]) -> str:
-    lines = [f"sandbox benchmark: {report['programs']} programs x {report['tests_per_program']} stdio tests, "
-             f"concurrency {report['concurrency']}, {report['cpus']} CPUs",
-             f"{'way':<26}{'programs':>9}{'tests':>7}{'seconds':>9}{'tests/s':>9}{'correct':>9}"]
-    for row in report["ways"]:
+def table(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows of `timed` as a text table."""
+    lines = [f"{'way':<26}{'programs':>9}{'tests':>7}{'seconds':>9}{'tests/s':>9}{'correct':>9}"]
+    for row in rows:
         lines.append(f"{row['way']:<26}{row['programs']:>9}{row['tests']:>7}{row['seconds']:>9.2f}"
                      f"{row['tests_per_s']:>9.1f}{row['passed']:>9}")
+    return lines
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [f"sandbox benchmark: {report['programs']} programs x {report['tests_per_program']} stdio tests, "
+             f"concurrency {report['concurrency']}, {report['cpus']} CPUs", *table(report["ways"])]
     subsets = report["subsets"]
     if subsets["docker_run_per_test"] < report["programs"] or subsets["docker_run_per_program"] < report["programs"]:
         lines.append(f"(docker run per test measured on the first {subsets['docker_run_per_test']} programs, per "
@@ -218,10 +228,17 @@ def render(report: dict[str, Any]) -> str:
 def main(args: argparse.Namespace, settings: Any) -> int:
     """`cobalt bench sandbox`; `settings` is the loaded configuration (its `sandbox` section is used)."""
     quiet = bool(getattr(args, "json", False))
+    log = (lambda s: print(s, file=sys.stderr)) if quiet else print
     try:
+        if getattr(args, "backend", "docker") == "ray":
+            from sandbox.bench_ray import render_ray, run_ray_benchmark
+
+            report = run_ray_benchmark(settings.sandbox, args.programs, args.tests, args.concurrency,
+                                       args.ray_address, log=log)
+            print(json.dumps(report) if quiet else render_ray(report))
+            return 0 if report["all_correct"] else 1
         report = run_benchmark(settings.sandbox, args.programs, args.tests, args.per_program_programs,
-                               args.per_test_programs, args.concurrency,
-                               log=(lambda s: print(s, file=sys.stderr)) if quiet else print,
+                               args.per_test_programs, args.concurrency, log=log,
                                grading_rounds=int(getattr(args, "grading", 0) or 0))
     except ENGINE_ERRORS as exc:  # after the retries (sandbox/engine.py); the pools are closed by now
         raise SandboxError(f"the benchmark lost the Docker engine ({short_reason(exc)}) even after retrying "

@@ -7,15 +7,33 @@ This module only describes and validates settings; `sandbox.core.Sandbox` acts o
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.api import Limits
+
+
+class RaySettings(BaseModel):
+    """Where `backend: ray` runs jobs: a Ray cluster with one sandbox worker per node."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    address: str = Field("auto", description="The cluster to join (auto: the one `ray start` runs on this host; "
+                                             "local: a private one-node Ray started by this process).")
+    resource: str = Field("", description="Only nodes advertising this custom resource host a worker (\"\": all).")
+    in_flight: int = Field(0, ge=0, description="Jobs outstanding per worker (0: 2 x pool_size).")
+    retries: int = Field(3, ge=0, description="Resubmissions of a job whose worker or node died.")
 
 
 class SandboxSettings(BaseModel):
     """How the Docker sandbox runs programs."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    backend: Literal["docker", "ray"] = Field("docker", description="docker: a warm pool on this machine's engine; "
+                                                                    "ray: one such pool per node of a Ray cluster.")
+    ray: RaySettings = Field(default_factory=RaySettings, description="The Ray backend's cluster and back-pressure.")
 
     image: str | None = Field("cobalt-sandbox", description="The sandbox image name (tagged with the harness "
                                                             "version unless it has a tag of its own).")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -23,7 +22,7 @@ from assistant.adapters import served_base_name
 from assistant.errors import UserError
 from assistant.llm import ChatClient
 from assistant.settings import Settings
-from trainer import build, gate, grpo
+from trainer import build, gate, grpo, launcher
 from trainer.eval.settings import EvalSettings
 from trainer.heldout import training_sessions
 from trainer.registry import Registry
@@ -149,7 +148,7 @@ class Retrain:
             parent = self.registry.get(recorded["version"]) if recorded["version"] else None
         else:
             run.record("train_parent", {"version": parent.version if parent else None})
-        if self.settings.nightly.launcher:
+        if launcher.wants_launch(self.settings.launcher):
             return self._train_launched(run, parent)
         result = grpo.train(self.settings, model=self.model, dataset=run.path / "dataset",
                             out=run.path / "training", paths=self.config.paths, sandbox=self.sandbox, parent=parent,
@@ -158,16 +157,11 @@ class Retrain:
                 "parent_version": result.meta["parent_version"], "resumed_from": result.resumed_from}
 
     def _train_launched(self, run: Run, parent: Any) -> dict[str, Any]:
-        """Training under a launcher (e.g. `accelerate launch --num_processes 4`)."""
-        argv = [*self.settings.nightly.launcher, "-m", "assistant.cli", "train",
-                "--dataset", str(run.path / "dataset"), "--out", str(run.path / "training"),
-                "--model", self.model, "--profile", self.settings.profile]
-        if parent is not None:
-            argv += ["--parent", str(parent.version)]
-        if self.max_steps is not None:
-            argv += ["--max-steps", str(self.max_steps)]
-        self.progress("training: " + " ".join(argv))
-        code = subprocess.call(argv)
+        """Training as `launcher.num_processes` ranks under `accelerate launch` (trainer/launcher.py)."""
+        argv = launcher.train_args(dataset=run.path / "dataset", out=run.path / "training", model=self.model,
+                                   profile=self.settings.profile, parent=parent.version if parent else None,
+                                   max_steps=self.max_steps)
+        code = launcher.run(self.settings.launcher, argv, self.progress)
         meta_path = run.path / "training" / "adapter" / grpo.ADAPTER_META
         if code != 0 or not meta_path.is_file():
             raise UserError(f"the launched training exited with code {code}; see its output above")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from assistant.config import REPO_CONFIGS, describe, merge, read_yaml
@@ -95,8 +95,18 @@ class NightlySettings:
     """Start the model server for the gate when none runs."""
     keep_runs: int = 10
     """Finished run directories kept; older ones are deleted."""
-    launcher: list[str] = field(default_factory=list)
-    """Run the training step under this launcher, e.g. [accelerate, launch, --num_processes, "4"]."""
+
+
+@pydantic_dataclass
+class LauncherSettings:
+    num_processes: int = Field(1, ge=1)
+    """Training processes (ranks); above 1, `cobalt train` re-runs under `accelerate launch`."""
+    cpu: bool | Literal["auto"] = "auto"
+    """True: CPU ranks with the gloo backend; false: one GPU per rank; auto: CPU without CUDA."""
+    main_process_port: int = 0
+    """The ranks' rendezvous port (0: a free one)."""
+    args: list[str] = field(default_factory=list)
+    """More `accelerate launch` arguments, e.g. [--config_file, zero2.yaml]."""
 
 
 def _build(cls: type, data: dict[str, Any] | None, section: str) -> Any:
@@ -124,6 +134,7 @@ class TrainSettings:
     grpo: dict[str, Any]
     lora: dict[str, Any]
     continue_from_current: bool = True
+    launcher: LauncherSettings = field(default_factory=LauncherSettings)
     raw: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,5 +169,6 @@ def load_train_settings(section: TrainSection | None = None, profile: str | None
         grpo=dict(merged.get("grpo") or {}),
         lora=dict(merged.get("lora") or {}),
         continue_from_current=bool(merged.get("continue_from_current", True)),
+        launcher=_build(LauncherSettings, merged.get("launcher"), "launcher"),
         raw=merged,
     )
