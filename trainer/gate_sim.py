@@ -3,44 +3,22 @@ simulation with the evaluation's own paired bootstrap (`trainer.eval.bootstrap`)
 gate's size and margin can be chosen and shown: a 10-point drop must be refused at least
 90% of the time (issue 12 item 6).
 
-The model of the data (`gate.simulation` in configs/train.yaml): tasks differ in
-difficulty (Beta with mean `base_rate` and concentration `task_concentration`); on each
-item the reference succeeds with its task's rate; the candidate differs from the reference
-on a share `discordance` of the items, the differences split so that the candidate's
-rate is the reference's minus `delta`. Clusters are tasks with the given item counts,
+The model of the data (`gate.simulation` in configs/train.yaml, read as
+`trainer.settings.SimSettings`): tasks differ in difficulty (Beta with mean `base_rate` and
+concentration `task_concentration`); on each item the reference succeeds with its task's
+rate; the candidate differs from the reference on a share `discordance` of the items, the
+differences split so that the candidate's rate is the reference's minus `delta`. Clusters are tasks with the given item counts,
 as in the gate. Seeded; a few hundred simulations take a second or two.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from trainer.eval.bootstrap import Delta, paired_intervals
-
-
-@dataclass(frozen=True)
-class SimSettings:
-    base_rate: float = 0.3
-    """The reference's mean fix rate."""
-    discordance: float = 0.25
-    """Share of items on which candidate and reference differ."""
-    task_concentration: float = 4.0
-    """Beta concentration of the per-task rates (smaller: tasks differ more)."""
-    drop: float = 0.10
-    """The drop that must be refused ..."""
-    refuse_at_least: float = 0.90
-    """... at least this often."""
-    simulations: int = 400
-    resamples: int = 1000
-    seed: int = 0
-
-    @classmethod
-    def from_section(cls, data: dict[str, Any] | None) -> "SimSettings":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (data or {}).items() if k in known})
+from trainer.settings import SimSettings
 
 
 def _pair(rng: np.random.Generator, sizes: np.ndarray, delta: float, sim: SimSettings) -> tuple[np.ndarray, ...]:

@@ -61,6 +61,29 @@ class RewardSettings:
     """Pause before each re-run (doubles every time)."""
 
 
+@pydantic_dataclass(frozen=True)
+class SimSettings:
+    """The `gate.simulation:` section: what `trainer.gate_sim` assumes of the data (keys it
+    does not know are ignored)."""
+
+    base_rate: float = 0.3
+    """The reference's mean fix rate."""
+    discordance: float = 0.25
+    """Share of items on which candidate and reference differ."""
+    task_concentration: float = 4.0
+    """Beta concentration of the per-task rates (smaller: tasks differ more)."""
+    drop: float = 0.10
+    """The drop that must be refused ..."""
+    refuse_at_least: float = 0.90
+    """... at least this often."""
+    simulations: int = 400
+    """Simulated gate runs per estimate."""
+    resamples: int = 1000
+    """Bootstrap resamples per simulated run."""
+    seed: int = 0
+    """Seeds the simulated data."""
+
+
 @pydantic_dataclass
 class GateSettings:
     benchmark: str = "humaneval-repair"
@@ -81,8 +104,8 @@ class GateSettings:
     """Sessions run at once."""
     seed: int = 0
     """Seeds the task subset and the bootstrap."""
-    simulation: dict[str, Any] = field(default_factory=dict)
-    """What the size simulation assumes (trainer.gate_sim.SimSettings)."""
+    simulation: SimSettings = field(default_factory=SimSettings)
+    """What the size simulation assumes (trainer.gate_sim)."""
 
 
 @pydantic_dataclass

@@ -11,13 +11,13 @@ from assistant.config import load_settings
 from assistant.settings import TrainSection
 from trainer.eval.settings import EvalSettings
 from trainer.gate import decide, gate_items
-from trainer.gate_sim import SimSettings, promote_rate
+from trainer.gate_sim import promote_rate
 from trainer.settings import load_train_settings
 
 
 def test_a_ten_point_drop_is_refused_at_least_90_percent() -> None:
     gs = load_train_settings(TrainSection(), "cpu-small").gate
-    sim = SimSettings.from_section(gs.simulation)
+    sim = gs.simulation
     sizes = list(Counter(i.task for i in gate_items(gs, EvalSettings.from_section(load_settings().eval))).values())
     assert (len(sizes), sum(sizes)) == (16, 46)
     refused = 1 - promote_rate(sizes, sim.drop, gs.margin, sim, gs.confidence)
