@@ -25,6 +25,7 @@ import textwrap
 import zlib
 from typing import Any
 
+from assistant.jsonl import json_lines
 from assistant.problems import Problem, ProblemError, dedupe
 from sandbox.api import TestCase
 
@@ -111,16 +112,8 @@ def _assigns_metadata(node: ast.stmt) -> bool:
 
 def parse_jsonl(text: str, where: str) -> list[Problem]:
     """One problem per line, in whichever supported shape each line has."""
-    problems = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        here = f"{where}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ProblemError(f"{here}: not valid JSON ({exc.msg})") from None
-        problems.append(from_record(record, here, number))
+    problems = [from_record(record, here, number)
+                for here, number, record in json_lines(text.splitlines(), where, ProblemError)]
     if not problems:
         raise ProblemError(f"{where}: the file holds no problems")
     return problems

@@ -23,6 +23,7 @@ from itertools import groupby
 from typing import Any, Iterable, Iterator, TextIO
 
 from assistant import extract, prompts
+from assistant.jsonl import json_lines
 from assistant.problem_sources import from_record
 from assistant.problems import Problem, ProblemError
 from assistant.store import Store, StoreError
@@ -177,16 +178,8 @@ def _session(item: dict[str, Any], problem: Problem, conv: list[dict[str, str]],
 def read_jsonl(lines: Iterable[str], where: str) -> list[SessionRecord]:
     """Every session of a JSONL export; raises StoreError before anything is written."""
     sessions = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise StoreError(f"{where}:{number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(item, dict):
-            raise StoreError(f"{where}:{number}: a record must be a JSON object")
-        sessions.extend(sessions_of(item, f"{where}:{number}")[1])
+    for here, _, item in json_lines(lines, where, StoreError, must_be="a record"):
+        sessions.extend(sessions_of(item, here)[1])
     return sessions
 
 

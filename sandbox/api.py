@@ -8,17 +8,25 @@ is raised only when the sandbox itself cannot run (no engine, no image, a broken
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, Mapping, TypeVar
 
 Kind = Literal["stdio", "function", "pytest"]
 KINDS: tuple[str, ...] = ("stdio", "function", "pytest")
 Status = Literal["passed", "failed", "error", "timeout", "memory", "output_limit", "tampered"]
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "memory", "output_limit", "tampered")
 TAMPERED_DETAIL = "the run tampered with grading (a hidden canary test passed); nothing of it counts"
+D = TypeVar("D")
 
 
 class SandboxError(Exception):
     """The sandbox cannot run at all; the message says how to fix it."""
+
+
+def from_known(cls: type[D], data: Mapping[str, Any] | None) -> D:
+    """`cls(**data)` for a dataclass `cls`, leaving out the keys that are none of its fields
+    (written by a newer or older version, or other sections' settings)."""
+    known = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in (data or {}).items() if k in known})
 
 
 @dataclass
@@ -67,9 +75,7 @@ class Limits:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "Limits":
-        data = dict(data or {})
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return from_known(cls, data)
 
 
 @dataclass
@@ -97,8 +103,7 @@ class TestResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TestResult":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return from_known(cls, data)
 
 
 @dataclass

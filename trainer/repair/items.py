@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from assistant.jsonl import json_lines
 from assistant.problem_sources import humaneval_problem
 from assistant.problems import Problem, ProblemError
 from assistant.interfaces import Rule
 from assistant.splits import SplitRule, select
-from sandbox.api import Job, RunResult, SandboxError
+from sandbox.api import Job, RunResult, SandboxError, from_known
 from trainer.repair.mutate import Mutation, candidates, seeded_order
 
 BAD_STATUSES = ("timeout", "memory")
@@ -59,9 +60,7 @@ class MutateParams:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> "MutateParams":
-        section = cfg.get("mutate") or {}
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in section.items() if k in names})
+        return from_known(cls, cfg.get("mutate"))
 
 
 def item_id(problem_id: str, k: int) -> str:
@@ -86,17 +85,8 @@ def load_items(path: Path) -> list[RepairItem]:
     if not path.is_file():
         raise ProblemError(f"{path}: no such repair item file")
     pairs = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ProblemError(f"{where}: not valid JSON ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise ProblemError(f"{where}: a repair item must be a JSON object")
-        data = dict(data)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for where, _, data in json_lines(lines, str(path), ProblemError, must_be="a repair item"):
         program, mutation = data.pop("buggy_program", None), data.pop("mutation", "")
         if not isinstance(program, str) or not program.strip():
             raise ProblemError(f"{where}: the field 'buggy_program' is missing or empty")
