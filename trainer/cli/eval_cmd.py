@@ -24,6 +24,7 @@ from assistant.console import positive_int, session_progress
 from assistant.errors import UserError
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
 from trainer.eval.settings import EvalSettings
+from trainer.cli.common import eval_out_dir
 from trainer.eval.splits import SPLITS
 
 if TYPE_CHECKING:
@@ -82,10 +83,6 @@ def run(args: argparse.Namespace, config: Settings) -> int:
     return run_eval(args, config, settings)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "model"
-
-
 def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
     from trainer.eval.evaluate import evaluate
     from trainer.eval.report import describe, plot, table
@@ -99,8 +96,8 @@ def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings)
     quiet = args.json
     client = open_client(config, args.model, adapter=args.adapter, progress=None if quiet else to_stderr)
     name = Path(args.benchmark).stem if Path(args.benchmark).exists() else args.benchmark
-    out = args.out or config.paths.data_dir / "eval" / _slug(
-        f"{client.display_name}-{name}-{args.split}" + ("-perturbed" if args.perturbed else ""))
+    out = eval_out_dir(config, args.out, f"{client.display_name}-{name}-{args.split}"
+                       + ("-perturbed" if args.perturbed else ""))
     sandbox = open_sandbox(config)
     try:
         with open_store(config) as store, session_progress(f"eval {client.display_name}", quiet) as (

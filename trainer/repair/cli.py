@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.errors import UserError
 from assistant.problems import ProblemError
+from trainer.cli.common import eval_out_dir
 from trainer.eval.settings import EvalSettings
 from trainer.repair.items import RepairItem, load_items
 from trainer.repair.report import is_repair_report
@@ -50,10 +50,6 @@ def load_repair_items(benchmark: str, split: str, limit: int | None, settings: E
     if not items:
         raise ProblemError(f"{benchmark}: the {split!r} split holds no repair items")
     return items
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "model"
 
 
 def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
@@ -86,7 +82,7 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
         raise UserError(str(exc)) from None
     finally:
         sandbox.close()
-    out = args.out or config.paths.data_dir / "eval" / _slug(f"{client.display_name}-{name}-{report.split}-{report.wording}")
+    out = eval_out_dir(config, args.out, f"{client.display_name}-{name}-{report.split}-{report.wording}")
     path = report.save(out / "report.json")
     print(json.dumps(report.to_dict()) if args.json else f"{table(report)}\n\nreport: {path}")
     if report.aborted:
