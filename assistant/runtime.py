@@ -10,7 +10,8 @@ things; it neither loads settings (`assistant.config`) nor runs sessions.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
     from assistant.llm import ChatClient
@@ -50,6 +51,22 @@ def open_store(settings: Settings) -> "Store":
     from assistant.store import Store
 
     return Store.open(settings.paths)
+
+
+@contextmanager
+def session_run(settings: Settings, label: str, quiet: bool = False
+                ) -> Iterator[tuple["Sandbox", "Store", Callable[[int, int], None], Callable[[Any], None]]]:
+    """For a command that runs many sessions: the sandbox, the store and a progress bar
+    labelled `label` (hidden when `quiet`), as (sandbox, store, on_plan, on_session);
+    closes all three afterwards."""
+    from assistant.console import session_progress
+
+    sandbox = open_sandbox(settings)
+    try:
+        with open_store(settings) as store, session_progress(label, quiet) as (on_plan, on_session):
+            yield sandbox, store, on_plan, on_session
+    finally:
+        sandbox.close()
 
 
 def served_client(settings: Settings, api_base: str, name: str) -> "ChatClient":

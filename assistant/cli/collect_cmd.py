@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.cli.trajectories_cmd import print_stats
 from assistant.collect import collect
-from assistant.console import positive_int, session_progress
+from assistant.console import positive_int
 from assistant.problem_loader import load_problems
 from assistant.problems import ProblemError
-from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
+from assistant.runtime import open_client, session_run, to_stderr
 from assistant.splits import SPLITS, select
 from assistant.stats import stats
 
@@ -59,17 +59,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     samples = args.samples or section.samples
     concurrency = args.concurrency or section.concurrency
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
-    sandbox = open_sandbox(settings)
-    try:
-        with open_store(settings) as store, session_progress(f"collect {client.display_name}", args.json) as (
-                on_plan, on_session):
-            report = collect(problems, client, sandbox, store, loop, samples=samples,
-                             concurrency=concurrency, abort_after=section.abort_after_errors,
-                             full_horizon=args.full_horizon,
-                             on_session=on_session, on_plan=on_plan)
-            summary = stats(store, model=client.display_name, source="collect")
-    finally:
-        sandbox.close()
+    with session_run(settings, f"collect {client.display_name}", args.json) as (sandbox, store, on_plan, on_session):
+        report = collect(problems, client, sandbox, store, loop, samples=samples,
+                         concurrency=concurrency, abort_after=section.abort_after_errors,
+                         full_horizon=args.full_horizon,
+                         on_session=on_session, on_plan=on_plan)
+        summary = stats(store, model=client.display_name, source="collect")
     if args.json:
         print(json.dumps({"report": report.to_dict(), "stats": summary}))
     else:

@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.console import positive_int, session_progress
+from assistant.console import positive_int
 from assistant.errors import UserError
-from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
+from assistant.runtime import open_client, session_run, to_stderr
 from trainer.eval.settings import EvalSettings
 from trainer.cli.common import eval_out_dir
 from trainer.eval.splits import SPLITS
@@ -98,16 +98,11 @@ def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings)
     name = Path(args.benchmark).stem if Path(args.benchmark).exists() else args.benchmark
     out = eval_out_dir(config, args.out, f"{client.display_name}-{name}-{args.split}"
                        + ("-perturbed" if args.perturbed else ""))
-    sandbox = open_sandbox(config)
-    try:
-        with open_store(config) as store, session_progress(f"eval {client.display_name}", quiet) as (
-                on_plan, on_session):
-            report = evaluate(config.loop, problems, client, sandbox, store, turns=turns, samples=args.samples,
-                              perturbed=args.perturbed, concurrency=concurrency, settings=settings,
-                              benchmark=name, split=args.split, adapter=args.adapter,
-                              on_plan=on_plan, on_session=on_session)
-    finally:
-        sandbox.close()
+    with session_run(config, f"eval {client.display_name}", quiet) as (sandbox, store, on_plan, on_session):
+        report = evaluate(config.loop, problems, client, sandbox, store, turns=turns, samples=args.samples,
+                          perturbed=args.perturbed, concurrency=concurrency, settings=settings,
+                          benchmark=name, split=args.split, adapter=args.adapter,
+                          on_plan=on_plan, on_session=on_session)
     report_path = report.save(out / "report.json")
     plot_path = plot([report], out / "pass_at_1.png")
     if args.json:

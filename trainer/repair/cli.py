@@ -53,8 +53,7 @@ def load_repair_items(benchmark: str, split: str, limit: int | None, settings: E
 
 
 def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
-    from assistant.console import session_progress
-    from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
+    from assistant.runtime import open_client, session_run, to_stderr
     from trainer.repair.benchmark import run_repair
     from trainer.repair.report import table
 
@@ -69,9 +68,8 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
         from trainer.repair.wording import repair_config
 
         repair_cfg = repair_config({"benchmark": {"temperature": args.temperature}})
-    sandbox = open_sandbox(config)
     try:
-        with open_store(config) as store, session_progress(f"repair {client.display_name}", quiet) as (on_plan, on_session):
+        with session_run(config, f"repair {client.display_name}", quiet) as (sandbox, store, on_plan, on_session):
             report = run_repair(items, client, sandbox, store, loop=config.loop, settings=settings,
                                 turns=args.turns, blind=not args.no_blind,
                                 wording_name=args.wording, concurrency=args.concurrency, repair_cfg=repair_cfg,
@@ -80,8 +78,6 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
                                 on_session=on_session)
     except WordingError as exc:
         raise UserError(str(exc)) from None
-    finally:
-        sandbox.close()
     out = eval_out_dir(config, args.out, f"{client.display_name}-{name}-{report.split}-{report.wording}")
     path = report.save(out / "report.json")
     print(json.dumps(report.to_dict()) if args.json else f"{table(report)}\n\nreport: {path}")
