@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import httpx
 
-from assistant import models
+from assistant import models, server_options
 from assistant.config import data_dir
 from assistant.llm import ChatClient
 
@@ -40,6 +40,7 @@ class ServerInfo:
     model: str
     model_path: str
     log: str
+    speculative: bool = False  # started with speculative decoding
 
     @property
     def url(self) -> str:
@@ -102,8 +103,10 @@ def _on_gpu() -> bool:
         return False
 
 
-def command(model_path: Path, served_name: str, server_cfg: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]:
-    """The vLLM command line and environment for this machine."""
+def command(model_path: Path, served_name: str, server_cfg: dict[str, Any], port: int,
+            speculative: bool = True) -> tuple[list[str], dict[str, str]]:
+    """The vLLM command line and environment for this machine (latency options:
+    `assistant.server_options`; `speculative=False` leaves speculative decoding out)."""
     argv = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(model_path), "--served-model-name", served_name,
@@ -112,6 +115,7 @@ def command(model_path: Path, served_name: str, server_cfg: dict[str, Any], port
         "--max-loras", str(server_cfg["max_loras"]),
         "--max-model-len", str(server_cfg["max_model_len"]),
         "--generation-config", "vllm",
+        *server_options.arguments(server_cfg, speculative),
     ]
     env = dict(os.environ, VLLM_ALLOW_RUNTIME_LORA_UPDATING="true", VLLM_NO_USAGE_STATS="1",
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONWARNINGS="ignore")
@@ -122,6 +126,9 @@ def command(model_path: Path, served_name: str, server_cfg: dict[str, Any], port
         argv += ["--dtype", str(server_cfg["cpu_dtype"])]
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(server_cfg["cpu_kvcache_space_gb"]))
         env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        ld_preload = server_options.preload(server_cfg, env.get("LD_PRELOAD", ""))
+        if ld_preload:
+            env["LD_PRELOAD"] = ld_preload
     return argv, env
 
 
@@ -148,14 +155,29 @@ def start(cfg: dict[str, Any], model: str | None = None, port: int | None = None
     host = str(server_cfg["host"])
     if not port_free(host, port):
         raise ServerError(f"port {port} on {host} is busy: another program listens there; choose another with --port or COBALT__SERVER__PORT")
-    argv, env = command(path, served, server_cfg, port)
     log = data_dir(cfg) / "logs" / f"server-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     progress(f"starting vLLM on {served} at http://{host}:{port} (log: {log}) ...")
+    attempts = server_options.variants(server_cfg)
+    for speculative in attempts:
+        try:
+            return _start_once(cfg, command(path, served, server_cfg, port, speculative), served, path, log, progress)
+        except ServerError as exc:
+            if not speculative or len(attempts) == 1:
+                raise
+            progress(f"the server did not start with speculative decoding ({exc}); starting it without")
+    raise AssertionError("unreachable")
+
+
+def _start_once(cfg: dict[str, Any], command_env: tuple[list[str], dict[str, str]], served: str, path: Path,
+                log: Path, progress: Callable[[str], None]) -> tuple[ServerInfo, subprocess.Popen]:
+    server_cfg = cfg["server"]
+    argv, env = command_env
+    host, port = str(server_cfg["host"]), int(argv[argv.index("--port") + 1])
     with open(log, "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True, cwd=data_dir(cfg))
-    info = ServerInfo(proc.pid, host, port, served, str(path), str(log))
+    info = ServerInfo(proc.pid, host, port, served, str(path), str(log), "--speculative-config" in argv)
     deadline = time.monotonic() + float(server_cfg["startup_timeout_s"])
     started = time.monotonic()
     while not healthy(info.url, timeout=1.0):
@@ -248,7 +270,8 @@ def resolve_client(cfg: dict[str, Any], model: str | None = None, adapter: str |
     (hot-loaded when the server lacks it); `adapter="base"` forces the bare base model."""
     name = model or cfg["model"]["name"]
     mcfg = cfg["model"]
-    common = dict(timeout_s=float(mcfg["timeout_s"]), retries=int(mcfg["retries"]), max_tokens=int(mcfg["max_tokens"]))
+    common = dict(timeout_s=float(mcfg["timeout_s"]), retries=int(mcfg["retries"]), max_tokens=int(mcfg["max_tokens"]),
+                  stop_at_fence=bool(mcfg.get("stop_at_fence", True)))
     is_local = name in models.catalog() or models.is_prepared(name, cfg) or Path(name).expanduser().is_dir()
     if not is_local and is_provider_model(name):
         return ChatClient(name, display_name=name, **common)

@@ -118,6 +118,7 @@ class TrainSettings:
     grpo: dict[str, Any]
     lora: dict[str, Any]
     continue_from_current: bool = True
+    stop_at_fence: bool = True
     raw: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,5 +152,6 @@ def load_train_settings(cfg: dict[str, Any] | None = None, profile: str | None =
         grpo=dict(merged.get("grpo") or {}),
         lora=dict(merged.get("lora") or {}),
         continue_from_current=bool(merged.get("continue_from_current", True)),
+        stop_at_fence=bool(merged.get("stop_at_fence", True)),
         raw=merged,
     )

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from assistant import feedback
-from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, positive_int, session_json
+from assistant.cli.runtime import (add_output_flags, open_client, open_sandbox, positive_int, printer, session_json,
+                                   sigterm_as_interrupt)
 from assistant.debug import apply_fix, best_turn, debug_problem, project_root, unified_diff
 from assistant.recorder import record
 from assistant.session import Session, grade
@@ -27,8 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--turns", type=positive_int, help="most turns (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
     parser.add_argument("--apply", action="store_true", help="write the fix to FILE (a backup is kept)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("-v", "--verbose", action="store_true", help="stream replies and show feedback")
+    add_output_flags(parser)
     parser.set_defaults(func=run)
 
 
@@ -51,11 +51,11 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         say(f"{problem.target_file} in {problem.project_dir}: {sum(t.passed for t in before.tests)}"
             f"/{len(before.tests)} tests pass now")
         client = open_client(cfg, args.model, quiet=args.json)
-        with Store.open(cfg) as store:
-            session = record(Session(problem, client, sandbox, settings, source="debug",
-                                     stream=args.verbose and not args.json), store)
-            if not args.json:
-                session.subscribe(TurnPrinter(settings.turns, 0, 0, verbose=args.verbose))
+        live = printer(args, settings.turns, 0, 0)
+        with Store.open(cfg) as store, sigterm_as_interrupt():
+            session = record(Session(problem, client, sandbox, settings, source="debug", stream=live is not None), store)
+            if live is not None:
+                session.subscribe(live)
             session.run()
     finally:
         sandbox.close()

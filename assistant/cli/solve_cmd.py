@@ -10,7 +10,8 @@ import json
 import sys
 from typing import Any
 
-from assistant.cli.runtime import TurnPrinter, open_client, open_sandbox, positive_int, session_json
+from assistant.cli.runtime import (add_output_flags, open_client, open_sandbox, positive_int, printer, session_json,
+                                   sigterm_as_interrupt)
 from assistant.problem_loader import load_problem
 from assistant.recorder import record
 from assistant.session import Session
@@ -24,8 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("problem", metavar="PROBLEM", help="a problem file (FILE or FILE#ID) or HumanEval/N")
     parser.add_argument("--turns", type=positive_int, help="most turns (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of live output")
-    parser.add_argument("-v", "--verbose", action="store_true", help="stream replies and show feedback")
+    add_output_flags(parser)
     parser.set_defaults(func=run)
 
 
@@ -34,15 +34,15 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     settings = LoopSettings.from_config(cfg, turns=args.turns)
     client = open_client(cfg, args.model, quiet=args.json)
     sandbox = open_sandbox(cfg)
+    live = printer(args, settings.turns, len(problem.public_tests), len(problem.hidden_tests))
     try:
-        with Store.open(cfg) as store:
-            session = record(Session(problem, client, sandbox, settings, source="cli",
-                                     stream=args.verbose and not args.json), store)
+        with Store.open(cfg) as store, sigterm_as_interrupt():
+            session = record(Session(problem, client, sandbox, settings, source="cli", stream=live is not None), store)
             if not args.json:
                 print(f"{problem.id}: {problem.title} · {problem.kind} · model {client.display_name}"
                       f" · up to {settings.turns} turns")
-                session.subscribe(TurnPrinter(settings.turns, len(problem.public_tests),
-                                              len(problem.hidden_tests), verbose=args.verbose))
+            if live is not None:
+                session.subscribe(live)
             status = session.run()
     finally:
         sandbox.close()
