@@ -175,6 +175,9 @@ class ChatClient:
                 if reader.add(chunk):
                     break
         finally:
+            response = _http_response(stream)
+            if response is not None:
+                await response.aclose()
             if hasattr(stream, "aclose"):
                 await stream.aclose()
         return reader.result()
@@ -230,16 +233,22 @@ class _StreamReader:
                           self.first_token_s)
 
 
+def _http_response(stream: Any) -> Any:
+    """The httpx response under a litellm stream, or None. litellm keeps only the generator
+    `response.iter_lines()` (or `aiter_lines()`); closing that generator leaves the
+    connection open, so the response is found in the generator's frame (`self`)."""
+    lines = getattr(getattr(stream, "completion_stream", None), "streaming_response", None)
+    frame = getattr(lines, "gi_frame", None) or getattr(lines, "ag_frame", None)
+    response = frame.f_locals.get("self") if frame is not None else None
+    return response if hasattr(response, "is_closed") and hasattr(response, "aclose") else None
+
+
 def _close(stream: Any) -> None:
-    """Close a sync litellm stream and the HTTP response under it (vLLM then aborts the request)."""
-    inner = getattr(stream, "completion_stream", None)
-    for obj in (inner, getattr(inner, "response", None), stream):
-        close = getattr(obj, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:
-                pass
+    """Close a sync litellm stream's HTTP response: the server sees the client leave and
+    aborts the request instead of generating up to max_tokens."""
+    response = _http_response(stream)
+    if response is not None:
+        response.close()
 
 
 def _count_tokens(model: str, text: str, api_base: str | None = None) -> int:

@@ -41,6 +41,7 @@ class ServerInfo:
     model_path: str
     log: str
     speculative: bool = False  # started with speculative decoding
+    merged: str | None = None  # the adapter served merged into the base (then named so), if any
 
     @property
     def url(self) -> str:
@@ -144,13 +145,21 @@ def _last_error(log: Path) -> str:
 
 
 def start(cfg: dict[str, Any], model: str | None = None, port: int | None = None,
-          progress: Callable[[str], None] = print) -> tuple[ServerInfo, subprocess.Popen]:
+          progress: Callable[[str], None] = print, merged: bool = False) -> tuple[ServerInfo, subprocess.Popen]:
     """Start a server in its own session, wait for /health, record it. Reuse is the
-    caller's choice (`ensure`)."""
+    caller's choice (`ensure`). With `merged` and `server.serve_merged`, a promoted adapter
+    that has a merged checkpoint is served as that checkpoint, under the adapter's name."""
     server_cfg = cfg["server"]
     name = model or cfg["model"]["name"]
     path = models.resolve(name, cfg)
     served = name if not Path(name).expanduser().is_dir() else path.name
+    entry = current_adapter(cfg, served) if merged and server_cfg.get("serve_merged") else None
+    merged_path = Path(entry["merged"]) if entry and entry.get("merged") else None
+    if merged_path is not None and (merged_path / "config.json").is_file():
+        progress(f"serving adapter {entry['name']} merged into {served} ({merged_path})")
+        path, served, merged_name = merged_path, served, str(entry["name"])
+    else:
+        merged_name = None
     port = int(port or server_cfg["port"])
     host = str(server_cfg["host"])
     if not port_free(host, port):
@@ -161,7 +170,8 @@ def start(cfg: dict[str, Any], model: str | None = None, port: int | None = None
     attempts = server_options.variants(server_cfg)
     for speculative in attempts:
         try:
-            return _start_once(cfg, command(path, served, server_cfg, port, speculative), served, path, log, progress)
+            argv_env = command(path, merged_name or served, server_cfg, port, speculative)
+            return _start_once(cfg, argv_env, served, path, log, progress, merged_name)
         except ServerError as exc:
             if not speculative or len(attempts) == 1:
                 raise
@@ -170,14 +180,14 @@ def start(cfg: dict[str, Any], model: str | None = None, port: int | None = None
 
 
 def _start_once(cfg: dict[str, Any], command_env: tuple[list[str], dict[str, str]], served: str, path: Path,
-                log: Path, progress: Callable[[str], None]) -> tuple[ServerInfo, subprocess.Popen]:
+                log: Path, progress: Callable[[str], None], merged: str | None) -> tuple[ServerInfo, subprocess.Popen]:
     server_cfg = cfg["server"]
     argv, env = command_env
     host, port = str(server_cfg["host"]), int(argv[argv.index("--port") + 1])
     with open(log, "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True, cwd=data_dir(cfg))
-    info = ServerInfo(proc.pid, host, port, served, str(path), str(log), "--speculative-config" in argv)
+    info = ServerInfo(proc.pid, host, port, served, str(path), str(log), "--speculative-config" in argv, merged)
     deadline = time.monotonic() + float(server_cfg["startup_timeout_s"])
     started = time.monotonic()
     while not healthy(info.url, timeout=1.0):
@@ -194,15 +204,20 @@ def _start_once(cfg: dict[str, Any], command_env: tuple[list[str], dict[str, str
 
 
 def ensure(cfg: dict[str, Any], model: str | None = None,
-           progress: Callable[[str], None] = print) -> ServerInfo:
-    """The running server for `model`, or a new detached one."""
+           progress: Callable[[str], None] = print, merged: bool = False) -> ServerInfo:
+    """The running server for `model`, or a new detached one. Only callers that serve the
+    current adapter and nothing else may pass `merged` (see `start`); the others (the base
+    model, other versions, hot-loading) get an error from a server running a merged one."""
     name = model or cfg["model"]["name"]
     info = running(cfg)
     if info is not None:
         if info.model == name or info.model_path == str(Path(name).expanduser().resolve()):
+            if info.merged and not merged:
+                raise ServerError(f"the server at {info.url} serves adapter {info.merged} merged into {info.model}, "
+                                  f"not the bare base model; stop it with `cobalt serve --stop` first")
             return info
         raise ServerError(f"a server for {info.model} already runs at {info.url}; stop it with `cobalt serve --stop` to serve {name}")
-    info, _ = start(cfg, name, progress=progress)
+    info, _ = start(cfg, name, progress=progress, merged=merged)
     return info
 
 
@@ -275,7 +290,14 @@ def resolve_client(cfg: dict[str, Any], model: str | None = None, adapter: str |
     is_local = name in models.catalog() or models.is_prepared(name, cfg) or Path(name).expanduser().is_dir()
     if not is_local and is_provider_model(name):
         return ChatClient(name, display_name=name, **common)
-    info = ensure(cfg, name, progress=progress)
+    info = ensure(cfg, name, progress=progress, merged=adapter is None)
+    if info.merged:  # the promoted adapter at full speed; a newer one needs a restart
+        entry = current_adapter(cfg, info.model)
+        if entry is not None and entry["name"] != info.merged:
+            progress(f"the server serves {info.merged} merged; restart it (`cobalt serve --stop`) to serve {entry['name']}")
+        client = ChatClient(f"hosted_vllm/{info.merged}", api_base=info.api_base, display_name=info.merged, **common)
+        client.adapter_version = info.merged
+        return client
     target = info.model if adapter in (None, "base") else adapter
     if adapter not in (None, "base"):
         served = served_models(info.api_base)

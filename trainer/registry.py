@@ -2,8 +2,10 @@
 
     v<N>/                 the adapter (PEFT files) and `cobalt-adapter.json` (its metadata:
                           base model, data hash, config, metrics, parent version)
+    v<N>/merged/          the adapter merged into its base (made at promote time when asked;
+                          `trainer.merge`), served at full speed on the next server start
     current.json          {"<base model>": {"version", "name", "path", "promoted_at",
-                          "reason", "previous"}}: what the assistant serves for each base
+                          "reason", "previous", "merged"}}: what the assistant serves for each base
     history.jsonl         one line per register / promote / rollback, with its reason
 
 Version numbers are never reused; an adapter is served as `<base>-v<N>`, so a name always
@@ -21,12 +23,13 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from filelock import FileLock
 
 from assistant.cli.errors import UserError
 from assistant.config import data_dir
+from trainer.merge import merge_adapter, merged_dir
 
 META = "cobalt-adapter.json"
 CURRENT = "current.json"
@@ -164,12 +167,18 @@ class Registry:
         if version is None:
             data.pop(base_model, None)
         else:
+            merged = merged_dir(version.path)
             data[base_model] = {"version": version.version, "name": version.name, "path": str(version.path),
-                                "promoted_at": time.time(), "reason": reason, "previous": previous}
+                                "promoted_at": time.time(), "reason": reason, "previous": previous,
+                                "merged": str(merged) if merged else None}
         _write_atomic(self.root / CURRENT, json.dumps(data, indent=2, sort_keys=True))
 
-    def promote(self, version: int, reason: str) -> AdapterVersion:
-        """Make `version` the current adapter of its base model, recording why."""
+    def promote(self, version: int, reason: str, merge: Callable[[AdapterVersion], Any] | None = None
+                ) -> AdapterVersion:
+        """Make `version` the current adapter of its base model, recording why. `merge`
+        (e.g. `merge_into_base`) makes its merged checkpoint first, outside the lock."""
+        if merge is not None:
+            merge(self.get(version))
         with self.lock:
             item = self.get(version)
             entry = self.current_entry(item.base_model) or {}
@@ -206,3 +215,13 @@ class Registry:
             if event.get("event") == "promote" and event.get("version") == version:
                 return event.get("previous")
         return None
+
+
+def merge_into_base(cfg: dict[str, Any] | None, progress: Callable[[str], None] = print
+                    ) -> Callable[[AdapterVersion], Any] | None:
+    """The `merge` step of `Registry.promote` when `server.serve_merged` is on, else None."""
+    if not ((cfg or {}).get("server") or {}).get("serve_merged"):
+        return None
+    from assistant import models
+
+    return lambda item: merge_adapter(item.path, models.resolve(item.base_model, cfg), progress)

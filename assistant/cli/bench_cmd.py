@@ -1,4 +1,4 @@
-"""`cobalt bench sandbox|serve|train`: benchmarks that measure alternatives side by side in
+"""`cobalt bench sandbox|serve|turn|train`: benchmarks that measure alternatives side by side in
 one run and print ratios. Each target module exposes `add_arguments(parser)` and
 `main(args, cfg) -> int`; it is imported only when its benchmark runs."""
 
@@ -11,6 +11,7 @@ from typing import Any
 TARGETS = {
     "sandbox": ("sandbox.bench", "warm pool vs docker run per program/test vs bare python3"),
     "serve": ("assistant.bench_serve", "vLLM single and concurrent tok/s vs transformers generate"),
+    "turn": ("assistant.bench_turn", "seconds per graded turn with each latency change on and off"),
     "train": ("trainer.bench", "seconds per example: bandit GRPO vs multi-turn online GRPO"),
 }
 

@@ -34,14 +34,14 @@ def _serve(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         print(f"stopped {info.model} at {info.url}" if info else "no server was running")
         return 0
     if args.detach:
-        info = server.ensure(cfg, args.model)
+        info = server.ensure(cfg, args.model, merged=True)
         print(f"serving {info.model} at {info.api_base} (pid {info.pid})")
         return 0
     existing = server.running(cfg)
     if existing is not None:
         print(f"a server for {existing.model} already runs at {existing.url} (pid {existing.pid})")
         return 0
-    info, proc = server.start(cfg, args.model)
+    info, proc = server.start(cfg, args.model, merged=True)
     print(f"serving {info.model} at {info.api_base}; Ctrl-C to stop")
 
     def _terminate(signum: int, frame: Any) -> None:
