@@ -9,9 +9,13 @@ import argparse
 import asyncio
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant import models, server
+from assistant.device import on_gpu
+
+if TYPE_CHECKING:
+    from assistant.settings import PathsSettings, ServerSettings, Settings
 
 PROMPTS = [
     "Write a Python function is_prime(n) that returns True when n is prime.",
@@ -23,6 +27,8 @@ PROMPTS = [
     "Write a Python function that flattens a nested list of integers.",
     "Write a Python function that computes the greatest common divisor of two integers.",
 ]
+
+HELP = "vLLM single and concurrent tok/s vs transformers generate"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,10 +79,9 @@ def _transformers(path: str, prompts: list[str], tokens: int) -> tuple[int, floa
     return total, elapsed
 
 
-def measure(cfg: dict[str, Any], model: str | None, tokens: int, concurrency: int,
+def measure(server_settings: ServerSettings, paths: PathsSettings, model: str, tokens: int, concurrency: int,
             single: int, hf: int, progress=print) -> dict[str, Any]:
-    name = model or cfg["model"]["name"]
-    info = server.ensure(cfg, name, progress=progress)
+    info = server.ensure(server_settings, paths, model, progress=progress)
     prompts = (PROMPTS * (concurrency // len(PROMPTS) + 1))[:concurrency]
     progress("warming up vLLM ...")
     asyncio.run(_vllm_requests(info.api_base, info.model, prompts[:1], 8, 1))
@@ -97,14 +102,15 @@ def measure(cfg: dict[str, Any], model: str | None, tokens: int, concurrency: in
         "target_ratio": 5.0,
         "meets_target": agg_tps / hf_tps >= 5.0,
         "requests": {"single": single, "concurrent": concurrency, "transformers": hf},
-        "device": "gpu" if server._on_gpu() else "cpu",
+        "device": "gpu" if on_gpu() else "cpu",
     }
 
 
-def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    models.resolve(args.model or cfg["model"]["name"], cfg)  # one clear sentence if missing
+def main(args: argparse.Namespace, settings: Settings) -> int:
+    model = args.model or settings.model.name
+    models.resolve(model, settings.paths)  # one clear sentence if missing
     quiet = (lambda _: None) if args.json else print
-    report = measure(cfg, args.model, args.tokens, args.concurrency, args.single, args.hf, quiet)
+    report = measure(settings.server, settings.paths, model, args.tokens, args.concurrency, args.single, args.hf, quiet)
     if args.json:
         print(json.dumps(report))
         return 0

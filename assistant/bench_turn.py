@@ -15,21 +15,23 @@ hit rate, and the Pass@1 of the first turn (all hidden tests pass). Nothing is s
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import re
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import httpx
 
 from assistant import models, server
+from assistant.device import on_gpu
 from assistant.llm import ChatClient
 from assistant.problems import Problem
 from assistant.session import Session, TokenStreamed, TurnFinished, TurnStarted
-from assistant.settings import LoopSettings
+
+if TYPE_CHECKING:
+    from assistant.settings import ServerSettings, Settings
 
 CHANGES = ("fence", "spec", "prefix", "preload")
 CONFIGS: dict[str, frozenset[str]] = {"baseline": frozenset(), "all": frozenset(CHANGES),
@@ -38,6 +40,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "problems"
 METRICS = ("vllm:generation_tokens_total", "vllm:spec_decode_num_accepted_tokens_total",
            "vllm:spec_decode_num_draft_tokens_total", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
 Progress = Callable[[str], None]
+HELP = "seconds per graded turn with each latency change (fence stop, ngram, prefix cache, preload) on and off"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,33 +54,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, paired)")
 
 
-def tasks(cfg: dict[str, Any], humaneval_n: int, examples: bool, limit: int) -> list[Problem]:
+def tasks(settings: Settings, humaneval_n: int, examples: bool, limit: int) -> list[Problem]:
     from assistant.problem_loader import read_problem_file
     from assistant.problem_sources import humaneval
-    from assistant.splits import SplitRule, select
+    from assistant.splits import select
 
     found = [p for path in sorted(EXAMPLES.glob("*.yaml")) for p in read_problem_file(path)] if examples else []
     if humaneval_n:
-        found += select(humaneval(), "test", SplitRule.from_config(cfg), limit=humaneval_n)
+        found += select(humaneval(), "test", settings.eval.split, limit=humaneval_n)
     return found[:limit] if limit else found
 
 
-def server_config(cfg: dict[str, Any], on: frozenset[str]) -> dict[str, Any]:
-    """`cfg` with the server-side changes switched as `on` says."""
-    variant = copy.deepcopy(cfg)
-    s = variant["server"]
-    s["speculative"] = {**(s.get("speculative") or {"method": "ngram", "num_speculative_tokens": 4,
-                                                    "prompt_lookup_max": 4}), "enabled": "spec" in on}
-    s["prefix_caching"] = "prefix" in on
-    if "preload" not in on:
-        s["preload"] = []
-    return variant
+def server_variant(section: ServerSettings, on: frozenset[str]) -> ServerSettings:
+    """The server settings with the server-side changes switched as `on` says."""
+    spec = section.speculative.model_copy(update={"enabled": "spec" in on})
+    return section.model_copy(update={"speculative": spec, "prefix_caching": "prefix" in on,
+                                      "preload": section.preload if "preload" in on else []})
+
+
+def metric(api_base: str, name: str) -> float:
+    """One counter or gauge of the server's /metrics, summed over its labels."""
+    text = httpx.get(api_base.removesuffix("/v1") + "/metrics", timeout=10).text
+    return sum(float(v) for v in re.findall(rf"^{re.escape(name)}\{{[^}}]*\}} (\S+)$", text, re.MULTILINE))
 
 
 def read_metrics(api_base: str) -> dict[str, float]:
-    text = httpx.get(api_base.removesuffix("/v1") + "/metrics", timeout=10).text
-    return {name: sum(float(v) for v in re.findall(rf"^{re.escape(name)}\{{[^}}]*\}} (\S+)$", text, re.MULTILINE))
-            for name in METRICS}
+    return {name: metric(api_base, name) for name in METRICS}
 
 
 class TurnClock:
@@ -132,18 +134,16 @@ def summarize(rows: list[dict[str, Any]], before: dict[str, float], after: dict[
     }
 
 
-def run_config(on: frozenset[str], info: server.ServerInfo, problems: list[Problem], cfg: dict[str, Any],
+def run_config(on: frozenset[str], info: server.ServerInfo, problems: list[Problem], settings: Settings,
                args: argparse.Namespace, sandbox: Any) -> dict[str, Any]:
-    mcfg = cfg["model"]
+    m = settings.model
     client = ChatClient(f"hosted_vllm/{info.model}", api_base=info.api_base, display_name=info.model,
-                        timeout_s=float(mcfg["timeout_s"]), retries=int(mcfg["retries"]),
-                        max_tokens=int(mcfg["max_tokens"]), stop_at_fence="fence" in on)
-    settings = LoopSettings.from_config(cfg, turns=args.turns)
-    settings.temperature = [args.temperature]
+                        timeout_s=m.timeout_s, retries=m.retries, max_tokens=m.max_tokens, stop_at_fence="fence" in on)
+    loop = settings.loop.with_turns(args.turns).merged({"temperature": [args.temperature]})
     before, rows = read_metrics(info.api_base), []
     for problem in problems:
         clock = TurnClock(problem.id)
-        Session(problem, client, sandbox, settings, source="bench", subscriber=clock, stream=True).run()
+        Session(problem, client, sandbox, loop, source="bench", subscriber=clock, stream=True).run()
         rows += clock.rows
     return {"changes": sorted(on), "speculative_served": info.speculative,
             **summarize(rows, before, read_metrics(info.api_base)), "rows": rows}
@@ -157,41 +157,42 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def measure(cfg: dict[str, Any], args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+def measure(settings: Settings, args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     import tempfile
 
-    from sandbox import Sandbox
+    from assistant.runtime import open_sandbox
+    from assistant.settings import PathsSettings
 
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     unknown = [n for n in names if n not in CONFIGS]
     if unknown or not names:
-        from assistant.cli.errors import UserError
+        from assistant.errors import UserError
 
         raise UserError(f"unknown configuration(s) {', '.join(unknown) or '(none)'}; use {', '.join(CONFIGS)}")
-    model = args.model or cfg["model"]["name"]
-    models.resolve(model, cfg)  # one clear sentence if it is missing
-    problems = tasks(cfg, args.humaneval, not args.no_examples, args.tasks)
+    model = args.model or settings.model.name
+    models.resolve(model, settings.paths)  # one clear sentence if it is missing
+    problems = tasks(settings, args.humaneval, not args.no_examples, args.tasks)
     by_server: dict[tuple[bool, ...], list[str]] = {}
     for name in names:  # configurations that differ only in the fence share a server
         by_server.setdefault(tuple(c in CONFIGS[name] for c in CHANGES[1:]), []).append(name)
     results: dict[str, Any] = {}
-    sandbox = Sandbox.from_config(cfg.get("sandbox") or {})
+    sandbox = open_sandbox(settings)
     try:
         with tempfile.TemporaryDirectory(prefix="cobalt-bench-turn-") as home:
+            paths = PathsSettings(data_dir=Path(home), cache_dir=settings.paths.cache_dir)  # not the user's server
             for group in by_server.values():
-                variant = server_config(cfg, CONFIGS[group[0]])
-                variant["paths"] = {**(variant.get("paths") or {}), "data_dir": home}
-                info, proc = server.start(variant, model, port=_free_port(), progress=progress)
+                section = server_variant(settings.server, CONFIGS[group[0]])
+                info, proc = server.start(section, paths, model, port=_free_port(), progress=progress)
                 try:
                     for name in group:
                         progress(f"{name}: {len(problems)} task(s), up to {args.turns} turn(s) each ...")
-                        results[name] = run_config(CONFIGS[name], info, problems, variant, args, sandbox)
+                        results[name] = run_config(CONFIGS[name], info, problems, settings, args, sandbox)
                 finally:
                     server.stop_process(proc)
     finally:
         sandbox.close()
     return {"model": model, "tasks": [p.id for p in problems], "turns": args.turns, "temperature": args.temperature,
-            "device": "gpu" if server._on_gpu() else "cpu", "configs": results, "ratios": ratios(results)}
+            "device": "gpu" if on_gpu() else "cpu", "configs": results, "ratios": ratios(results)}
 
 
 def ratios(results: dict[str, Any]) -> dict[str, float | None]:
@@ -201,8 +202,8 @@ def ratios(results: dict[str, Any]) -> dict[str, float | None]:
             for name, r in results.items() if name != "baseline"}
 
 
-def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    report = measure(cfg, args, (lambda _: None) if args.json else print)
+def main(args: argparse.Namespace, settings: Settings) -> int:
+    report = measure(settings, args, (lambda _: None) if args.json else print)
     if args.json:
         print(json.dumps(report))
         return 0

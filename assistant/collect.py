@@ -17,15 +17,17 @@ import time
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.problems import Problem
 from assistant.recorder import record
 from assistant.session import Event, ProgramExtracted, Session, SessionEnded, TurnFinished, TurnStarted
-from assistant.settings import LoopSettings
 from assistant.store import Store
 from assistant.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
+
+if TYPE_CHECKING:
+    from assistant.settings import LoopSettings
 
 FINISHED = (PASSED, UNSOLVED)
 ABORT_AFTER = 3  # default: consecutive sessions ending on the same kind of error stop the run

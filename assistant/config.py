@@ -1,8 +1,11 @@
-"""Configuration: `configs/default.yaml`, deep-merged with `--config FILE`, then with
-environment overrides `COBALT__SECTION__KEY=value`; plus the data and cache directories.
+"""The settings loader: `configs/default.yaml` and `configs/eval.yaml` (as the `eval:` section),
+deep-merged with `--config FILE` (or $COBALT_CONFIG), then `COBALT__SECTION__KEY=value`
+variables (pydantic-settings, `env_nested_delimiter="__"`), into one typed `Settings`.
 
-Values from the environment are parsed as YAML scalars (so `8100` is an int, `true` a bool).
-This module knows nothing of what the settings mean; each consumer reads its own section.
+A value that does not fit gives a ConfigError of one sentence naming the key, e.g.
+"config key sandbox.pool_size: must be an integer, got 'x'". This is the only place that
+sees the whole configuration as a mapping; what the settings mean lives in
+`assistant.settings`.
 """
 
 from __future__ import annotations
@@ -10,13 +13,18 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from assistant.settings import Settings
+
 REPO_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = REPO_CONFIGS / "default.yaml"
-ENV_PREFIX = "COBALT__"
+EVAL_CONFIG = REPO_CONFIGS / "eval.yaml"
 
 
 class ConfigError(Exception):
@@ -49,56 +57,45 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, raw in environ.items():
-        if not name.startswith(ENV_PREFIX):
-            continue
-        keys = [k.lower() for k in name[len(ENV_PREFIX):].split("__") if k]
-        if not keys:
-            continue
-        node = out
-        for key in keys[:-1]:
-            node = node.setdefault(key, {})
-        node[keys[-1]] = yaml.safe_load(raw) if raw != "" else ""
-    return out
+# Plain words for pydantic's error types; others keep pydantic's message.
+_PLAIN = {
+    "int_parsing": "must be an integer", "int_type": "must be an integer",
+    "int_from_float": "must be an integer", "float_parsing": "must be a number",
+    "float_type": "must be a number", "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false", "string_type": "must be text",
+    "list_type": "must be a list", "dict_type": "must be a mapping", "model_type": "must be a mapping",
+    "dataclass_type": "must be a mapping", "extra_forbidden": "is not a known setting",
+    "unexpected_keyword_argument": "is not a known setting",
+}
 
 
-def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
-    """Defaults, then the file at `path` (or $COBALT_CONFIG), then COBALT__* variables."""
-    environ = dict(os.environ if environ is None else environ)
-    cfg = read_yaml(DEFAULT_CONFIG)
-    path = path or environ.get("COBALT_CONFIG")
+def describe(error: ValidationError, prefix: tuple[str, ...] = ()) -> str:
+    """The first problem of a validation error as one sentence naming the config key
+    (`prefix`: the keys above the validated mapping, e.g. ("train", "gate"))."""
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in (*prefix, *first["loc"])) or "(top level)"
+    words = _PLAIN.get(first["type"])
+    if words is None:
+        words = first["msg"].replace("Input should be", "must be").replace("Value error, ", "")
+        words = words[:1].lower() + words[1:]
+    if first["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
+        return f"config key {key}: {words}"
+    return f"config key {key}: {words}, got {first['input']!r}"
+
+
+def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """The settings: defaults, then the file at `path` (or $COBALT_CONFIG), then `overrides`
+    (a mapping shaped like a config file, e.g. from a test), then COBALT__* variables."""
+    from pydantic import ValidationError
+
+    from assistant.settings import Settings
+
+    data = merge(read_yaml(DEFAULT_CONFIG), {"eval": read_yaml(EVAL_CONFIG)})
+    path = path or os.environ.get("COBALT_CONFIG")
     if path:
-        cfg = merge(cfg, read_yaml(Path(path)))
-    return merge(cfg, _env_overrides(environ))
-
-
-def data_dir(cfg: dict[str, Any] | None = None) -> Path:
-    """Where the trajectory store, adapters and server state live."""
-    configured = (cfg or {}).get("paths", {}).get("data_dir")
-    if configured:
-        path = Path(configured).expanduser()
-    elif os.environ.get("COBALT_HOME"):
-        path = Path(os.environ["COBALT_HOME"]).expanduser()
-    else:
-        base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-        path = Path(base) / "cobalt"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def cache_dir(cfg: dict[str, Any] | None = None) -> Path:
-    """Where downloaded wheels and converted model checkpoints live."""
-    configured = (cfg or {}).get("paths", {}).get("cache_dir")
-    if configured:
-        path = Path(configured).expanduser()
-    elif os.environ.get("COBALT_CACHE"):
-        path = Path(os.environ["COBALT_CACHE"]).expanduser()
-    elif os.environ.get("COBALT_HOME"):
-        path = Path(os.environ["COBALT_HOME"]).expanduser() / "cache"
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        path = Path(base) / "cobalt"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+        data = merge(data, read_yaml(Path(path)))
+    data = merge(data, overrides or {})
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        raise ConfigError(describe(exc)) from None

@@ -1,8 +1,8 @@
-"""Chat with a model through litellm: streaming, timeout, retries, token counts.
+"""Chat with a model through litellm: streaming, timeout, retries (litellm's own), token counts.
 
 `ChatClient` talks to the local vLLM server (`hosted_vllm/<name>` + `api_base`) or to any
 litellm provider (`openai/gpt-4o-mini`, ...). It does not start servers or resolve model
-names; `assistant.server.resolve_client` does that. Tests script replies by overriding
+names; `assistant.connect.resolve_client` does that. Tests script replies by overriding
 `request_kwargs` to pass litellm's `mock_response`.
 
 With `stop_at_fence` (the default) every request streams, and the stream is closed as soon
@@ -13,13 +13,13 @@ makes vLLM abort the request. A stop string cannot do this: "```" both opens and
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from assistant.errors import UserError
 from assistant.extract import answer_end
 
 Messages = list[dict[str, str]]
@@ -37,7 +37,7 @@ def _litellm() -> Any:
     return litellm
 
 
-class LLMError(Exception):
+class LLMError(UserError):
     """The model could not answer (unreachable, timed out, refused) after all retries."""
 
 
@@ -99,6 +99,8 @@ class ChatClient:
             "max_tokens": max_tokens or self.max_tokens,
             "timeout": self.timeout_s,
             "stream": stream,
+            "num_retries": self.retries,
+            "retry_strategy": "exponential_backoff_retry",
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base
@@ -111,40 +113,18 @@ class ChatClient:
 
     def chat(self, messages: Messages, *, temperature: float = 0.0, top_p: float = 1.0,
              max_tokens: int | None = None, on_token: TokenCallback | None = None) -> ChatResult:
-        """One completion; streams tokens to `on_token` when given. Retries, then LLMError."""
+        """One completion; streams tokens to `on_token` when given (and always with
+        `stop_at_fence`). litellm retries a failed request (`num_retries`, exponential
+        back-off); then LLMError."""
         stream = on_token is not None or self.stop_at_fence
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            start = time.perf_counter()
-            try:
-                kwargs = self._kwargs(messages, temperature, top_p, max_tokens, stream)
-                if stream:
-                    return self._collect_stream(_litellm().completion(**kwargs), start, on_token)
-                return self._result(_litellm().completion(**kwargs), start, messages)
-            except Exception as exc:  # litellm maps every provider error to its own types
-                last = exc
-                if attempt < self.retries:
-                    time.sleep(min(2.0 ** attempt, 8.0))
-        raise LLMError(self._describe(last))
-
-    async def achat(self, messages: Messages, *, temperature: float = 0.0, top_p: float = 1.0,
-                    max_tokens: int | None = None) -> ChatResult:
-        """Async completion for concurrent collection and evaluation (streamed internally
-        when `stop_at_fence`, to end it at the closing fence)."""
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            start = time.perf_counter()
-            try:
-                kwargs = self._kwargs(messages, temperature, top_p, max_tokens, self.stop_at_fence)
-                response = await _litellm().acompletion(**kwargs)
-                if self.stop_at_fence:
-                    return await self._acollect_stream(response, start)
-                return self._result(response, start, messages)
-            except Exception as exc:
-                last = exc
-                if attempt < self.retries:
-                    await asyncio.sleep(min(2.0 ** attempt, 8.0))
-        raise LLMError(self._describe(last))
+        start = time.perf_counter()
+        try:
+            response = _litellm().completion(**self._kwargs(messages, temperature, top_p, max_tokens, stream))
+            if stream:
+                return self._collect_stream(response, start, on_token)
+            return self._result(response, start, messages)
+        except Exception as exc:  # litellm maps every provider error to its own types
+            raise LLMError(self._describe(exc)) from None
 
     def _result(self, response: Any, start: float, messages: Messages) -> ChatResult:
         choice = response.choices[0]
@@ -166,20 +146,6 @@ class ChatClient:
                     break
         finally:
             _close(stream)
-        return reader.result()
-
-    async def _acollect_stream(self, stream: Any, start: float) -> ChatResult:
-        reader = _StreamReader(self, start, None)
-        try:
-            async for chunk in stream:
-                if reader.add(chunk):
-                    break
-        finally:
-            response = _http_response(stream)
-            if response is not None:
-                await response.aclose()
-            if hasattr(stream, "aclose"):
-                await stream.aclose()
         return reader.result()
 
     def _describe(self, exc: Exception | None) -> str:
@@ -235,12 +201,12 @@ class _StreamReader:
 
 def _http_response(stream: Any) -> Any:
     """The httpx response under a litellm stream, or None. litellm keeps only the generator
-    `response.iter_lines()` (or `aiter_lines()`); closing that generator leaves the
-    connection open, so the response is found in the generator's frame (`self`)."""
+    `response.iter_lines()`; closing that generator leaves the connection open, so the
+    response is found in the generator's frame (`self`)."""
     lines = getattr(getattr(stream, "completion_stream", None), "streaming_response", None)
-    frame = getattr(lines, "gi_frame", None) or getattr(lines, "ag_frame", None)
+    frame = getattr(lines, "gi_frame", None)
     response = frame.f_locals.get("self") if frame is not None else None
-    return response if hasattr(response, "is_closed") and hasattr(response, "aclose") else None
+    return response if hasattr(response, "is_closed") and hasattr(response, "close") else None
 
 
 def _close(stream: Any) -> None:

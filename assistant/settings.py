@@ -1,49 +1,263 @@
-"""The loop's settings, read from the `loop:` section of the config (plus the model's
-`max_tokens` and the sandbox's per-test timeout, which the feedback text mentions)."""
+"""The typed settings: one `Settings` object with a section per concern (model, server,
+sandbox, loop, paths, collect, eval, train), each field documented, with the defaults that
+`configs/default.yaml` and `configs/eval.yaml` spell out.
+
+`assistant.config.load_settings` builds it once per process (YAML files, `--config FILE`,
+`COBALT__SECTION__KEY` variables, `COBALT_HOME`); commands hand each function below them
+the section(s) it needs. The sandbox section is the sandbox package's own `SandboxSettings`.
+The `train:` section holds only a user's overrides of `configs/train.yaml`: the trainer merges
+them over its profiles (`trainer.settings.load_train_settings`). This module describes and
+validates settings; it opens nothing.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import os
+from pathlib import Path
+from typing import Any, get_origin
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+
+from sandbox.settings import SandboxSettings
+
+ENV_PREFIX = "COBALT__"
 
 
-@dataclass
-class LoopSettings:
+class Section(BaseModel):
+    """A settings section: unknown keys are refused, a number given for a text is taken as text."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+
+class ModelSettings(Section):
+    name: str = Field("qwen-coder", description="A name from `cobalt models list`, a local checkpoint "
+                                                "directory, or any litellm model id (e.g. openai/gpt-4o-mini).")
+    max_tokens: int = Field(1024, ge=1, description="Completion tokens per reply.")
+    timeout_s: float = Field(300, gt=0, description="Seconds one completion request may take.")
+    retries: int = Field(2, ge=0, description="Retries of a failed completion request (litellm's num_retries).")
+    stop_at_fence: bool = Field(True, description="End each reply at the closing fence of its ```python block "
+                                                  "(training uses the same stop: train.yaml stop_at_fence).")
+
+
+class SpeculativeSettings(Section):
+    enabled: bool = Field(True, description="Serve with vLLM speculative decoding (started again without it "
+                                            "when the server refuses).")
+    method: str = Field("ngram", description="vLLM's proposer: ngram is prompt lookup, no draft model.")
+    num_speculative_tokens: int = Field(4, ge=1, description="Tokens proposed per step.")
+    prompt_lookup_max: int = Field(4, ge=1, description="Longest n-gram matched in the context.")
+    prompt_lookup_min: int = Field(2, ge=1, description="Shortest n-gram matched in the context.")
+
+
+class ServerSettings(Section):
+    host: str = Field("127.0.0.1", description="Address the local vLLM server listens on.")
+    port: int = Field(8011, ge=1, le=65535, description="Its port.")
+    startup_timeout_s: float = Field(600, gt=0, description="Seconds the server may take to become healthy.")
+    max_model_len: int = Field(4096, ge=1, description="Context length the server allows (vLLM --max-model-len).")
+    max_loras: int = Field(4, ge=1, description="LoRA adapters loaded at once (vLLM --max-loras).")
+    max_lora_rank: int = Field(64, ge=1, description="Largest LoRA rank served (vLLM --max-lora-rank).")
+    cpu_kvcache_space_gb: int = Field(4, ge=1, description="KV cache size on CPU (VLLM_CPU_KVCACHE_SPACE).")
+    cpu_dtype: str = Field("float32", description="Weights' dtype on CPU (vLLM --dtype).")
+    gpu_memory_utilization: float = Field(0.85, gt=0, le=1, description="Share of GPU memory vLLM may take.")
+    gpu_dtype: str = Field("auto", description="Weights' dtype on GPU (vLLM --dtype).")
+    speculative: SpeculativeSettings = Field(default_factory=SpeculativeSettings,
+                                             description="Prompt-lookup speculative decoding (issue 13).")
+    prefix_caching: bool | None = Field(True, description="vLLM prefix caching (None: vLLM's default).")
+    preload: list[str] = Field(["libtcmalloc_minimal.so.4", "libiomp5.so"],
+                               description="Libraries put in the server's LD_PRELOAD when found.")
+    serve_merged: bool = Field(True, description="Merge an adapter into its base at promote time and serve "
+                                                 "that checkpoint on the assistant's next server start.")
+
+
+class LoopSettings(Section):
     """How one session samples and stops."""
 
-    turns: int = 4
-    """T: the most turns a session takes; it stops earlier once every public test passes."""
-    temperature: list[float] = field(default_factory=lambda: [0.6])
-    """Sampling temperature per turn: entry i for turn i, the last entry for later turns."""
-    top_p: float = 0.95
-    repeat_resamples: int = 2
-    """How many times a reply repeating an earlier turn's program is sampled again."""
-    repeat_temperature: float = 1.0
-    """The temperature of those resamples."""
-    feedback_field_chars: int = 400
-    """Each feedback field is cut to this many characters (half from each end)."""
-    max_tokens: int | None = None
-    """Completion tokens per reply; None leaves the client's default."""
-    timeout_s: float | None = None
-    """The sandbox's per-test timeout, quoted in timeout feedback."""
+    turns: int = Field(4, ge=1, description="T: the most turns a session takes; it stops earlier once "
+                                            "every public test passes.")
+    temperature: list[float] = Field([0.6], min_length=1, description="Sampling temperature per turn: entry "
+                                                                      "i for turn i, the last for later turns.")
+    top_p: float = Field(0.95, gt=0, le=1, description="Nucleus sampling of every turn.")
+    repeat_resamples: int = Field(2, ge=0, description="How many times a reply repeating an earlier "
+                                                       "turn's program is sampled again.")
+    repeat_temperature: float = Field(1.0, ge=0, description="The temperature of those resamples.")
+    feedback_field_chars: int = Field(400, ge=1, description="Each feedback field is cut to this many "
+                                                             "characters (half from each end).")
+    max_tokens: int | None = Field(None, description="Completion tokens per reply (default: model.max_tokens).")
+    timeout_s: float | None = Field(None, description="The sandbox's per-test timeout quoted in timeout "
+                                                      "feedback (default: sandbox.limits.timeout_s).")
+
+    @field_validator("temperature", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return value if isinstance(value, (list, tuple)) else [value]
 
     def temperature_for(self, turn: int) -> float:
         temps = self.temperature or [0.6]
         return float(temps[min(turn, len(temps) - 1)])
 
+    def merged(self, overrides: dict[str, Any]) -> "LoopSettings":
+        """A validated copy with some keys replaced (e.g. the `eval.loop` overrides)."""
+        return type(self).model_validate(self.model_dump() | dict(overrides))
+
+    def with_turns(self, turns: int | None) -> "LoopSettings":
+        """A copy with `turns` turns (None: unchanged), e.g. from a command's --turns."""
+        return self if turns is None else self.merged({"turns": turns})
+
+
+def _env_dir(*names: str) -> str:
+    return next((os.environ[n] for n in names if os.environ.get(n)), "")
+
+
+class PathsSettings(Section):
+    """Where Cobalt keeps its data and its cache; empty values are resolved when loading:
+    data: $COBALT_HOME, else $XDG_DATA_HOME/cobalt (~/.local/share/cobalt); cache:
+    $COBALT_CACHE, else $COBALT_HOME/cache, else $XDG_CACHE_HOME/cobalt (~/.cache/cobalt)."""
+
+    data_dir: Path = Field(Path(""), description="The trajectory store, adapters, runs and server state.")
+    cache_dir: Path = Field(Path(""), description="Downloaded wheels and prepared model checkpoints.")
+
+    @model_validator(mode="after")
+    def _resolve(self) -> "PathsSettings":
+        if str(self.data_dir) in ("", "."):
+            home = _env_dir("COBALT_HOME")
+            self.data_dir = Path(home) if home else Path(_env_dir("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "cobalt"
+        if str(self.cache_dir) in ("", "."):
+            cache, home = _env_dir("COBALT_CACHE"), _env_dir("COBALT_HOME")
+            self.cache_dir = (Path(cache) if cache else Path(home) / "cache" if home
+                              else Path(_env_dir("XDG_CACHE_HOME") or Path.home() / ".cache") / "cobalt")
+        self.data_dir, self.cache_dir = self.data_dir.expanduser(), self.cache_dir.expanduser()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+def resolved(paths: PathsSettings | None) -> PathsSettings:
+    """`paths`, or the default directories resolved from the environment now."""
+    return paths if paths is not None else PathsSettings()
+
+
+class CollectSettings(Section):
+    samples: int = Field(4, ge=1, description="Sessions per problem that `cobalt collect` runs.")
+    concurrency: int = Field(4, ge=1, description="Sessions run at once.")
+    abort_after_errors: int = Field(3, ge=1, description="Consecutive sessions ending on the same kind of "
+                                                         "error stop a run.")
+
+
+class SplitSection(Section):
+    seed: int = Field(20260101, description='Orders task ids by sha256("<seed>:<id>"); fixed forever for HumanEval.')
+    test_share: float = Field(0.5, ge=0, le=1, description="Share of the task ids in the `test` split (rounded).")
+    val_share_of_train: float = Field(0.2, ge=0, le=1, description="Share of the train pool carved out as `val`.")
+
+    @property
+    def split_seed(self) -> int:
+        """The seed under the name a split `Rule` (assistant.interfaces) gives it."""
+        return self.seed
+
+
+class PerturbSection(Section):
+    seed: int = Field(0, description="Seeds which two public tests of a problem swap expected outputs.")
+
+
+class BootstrapSection(Section):
+    resamples: int = Field(2000, ge=1, description="Percentile bootstrap resamples (over problems).")
+    confidence: float = Field(0.95, gt=0, lt=1, description="Width of every bootstrap interval.")
+    seed: int = Field(0, description="Seeds the bootstrap, so a report is reproducible from its samples.")
+
+
+class CompareSection(Section):
+    metric: str = Field("pass_at_1", description="The metric the `not_worse` verdict of a comparison looks at.")
+    turn: int = Field(-1, description="The turn of that metric (-1: the last).")
+    margin: float = Field(0.0, ge=0, description="Not worse: the upper end of the paired interval of (B - A) "
+                                                 "is at least -margin.")
+
+
+class EvalSection(Section):
+    """`configs/eval.yaml`: what `cobalt eval` and the retraining gate read."""
+
+    split: SplitSection = Field(default_factory=SplitSection, description="The deterministic splits.")
+    perturb: PerturbSection = Field(default_factory=PerturbSection, description="Perturbed-feedback evaluation.")
+    bootstrap: BootstrapSection = Field(default_factory=BootstrapSection, description="Confidence intervals.")
+    loop: dict[str, Any] = Field({"repeat_resamples": 0}, description="Overrides of the `loop:` section for "
+                                                                      "evaluation sessions.")
+    compare: CompareSection = Field(default_factory=CompareSection, description="The verdict of a comparison.")
+
+
+class TrainSection(Section):
+    """A user's overrides of `configs/train.yaml` (applied over the chosen profile); the trainer
+    validates the keys of each sub-section."""
+
+    profile: str | None = Field(None, description="The training profile (auto: gpu with CUDA, else cpu-small).")
+    profiles: dict[str, dict[str, Any]] = Field({}, description="Profiles to add or change.")
+    dataset: dict[str, Any] = Field({}, description="Overrides of the bandit dataset settings.")
+    reward: dict[str, Any] = Field({}, description="Overrides of the sandbox reward settings.")
+    lora: dict[str, Any] = Field({}, description="Overrides of the peft.LoraConfig keys.")
+    grpo: dict[str, Any] = Field({}, description="Overrides of the trl.GRPOConfig keys.")
+    gate: dict[str, Any] = Field({}, description="Overrides of the promotion gate settings.")
+    nightly: dict[str, Any] = Field({}, description="Overrides of the nightly job settings.")
+    continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
+    stop_at_fence: bool | None = Field(None, description="End completions at the closing fence (None: train.yaml's).")
+
+    def overrides(self) -> dict[str, Any]:
+        """The keys the user set, as a mapping to merge over train.yaml and the profile."""
+        return self.model_dump(exclude_defaults=True)
+
+
+def _scalars(value: Any) -> Any:
+    """Text from the environment read as a YAML scalar (`3` an int, `true` a bool), as in a file."""
+    if isinstance(value, dict):
+        return {k: _scalars(v) for k, v in value.items()}
+    return yaml.safe_load(value) if isinstance(value, str) and value else value
+
+
+def _free_form(model: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """Parse the values under free-form mappings (train.grpo, eval.loop, ...) of `model`;
+    typed fields are left to pydantic."""
+    fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+    for key, value in data.items():
+        annotation = fields[key].annotation if key in fields else None
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(value, dict):
+            _free_form(annotation, value)
+        elif annotation is not None and get_origin(annotation) is dict:
+            data[key] = _scalars(value)
+    return data
+
+
+class _EnvSource(EnvSettingsSource):
+    """`COBALT__SECTION__KEY` variables, nested by `__`."""
+
+    def explode_env_vars(self, field_name: str, field: FieldInfo, env_vars: Any) -> dict[str, Any]:
+        return _free_form(field.annotation, super().explode_env_vars(field_name, field, env_vars))
+
+
+class Settings(BaseSettings):
+    """Everything Cobalt reads from its configuration."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid",
+                                      case_sensitive=False)
+
+    model: ModelSettings = Field(default_factory=ModelSettings, description="The chat model and its requests.")
+    server: ServerSettings = Field(default_factory=ServerSettings, description="The local vLLM server.")
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="The Docker sandbox.")
+    loop: LoopSettings = Field(default_factory=LoopSettings, description="The solve loop of one session.")
+    paths: PathsSettings = Field(default_factory=PathsSettings, description="Data and cache directories.")
+    collect: CollectSettings = Field(default_factory=CollectSettings, description="`cobalt collect` runs.")
+    eval: EvalSection = Field(default_factory=EvalSection, description="Evaluation and comparison.")
+    train: TrainSection = Field(default_factory=TrainSection, description="Overrides of configs/train.yaml.")
+
+    @model_validator(mode="after")
+    def _derive_loop(self) -> "Settings":
+        """The loop quotes the model's reply budget and the sandbox's per-test timeout."""
+        if self.loop.max_tokens is None:
+            self.loop.max_tokens = self.model.max_tokens
+        if self.loop.timeout_s is None:
+            self.loop.timeout_s = self.sandbox.limits.timeout_s
+        return self
+
     @classmethod
-    def from_config(cls, cfg: dict[str, Any], turns: int | None = None) -> "LoopSettings":
-        loop = dict(cfg.get("loop") or {})
-        temps = loop.get("temperature", [0.6])
-        temps = [float(t) for t in (temps if isinstance(temps, list) else [temps])]
-        limits = (cfg.get("sandbox") or {}).get("limits") or {}
-        return cls(
-            turns=int(turns if turns is not None else loop.get("turns", 4)),
-            temperature=temps,
-            top_p=float(loop.get("top_p", 0.95)),
-            repeat_resamples=int(loop.get("repeat_resamples", 2)),
-            repeat_temperature=float(loop.get("repeat_temperature", 1.0)),
-            feedback_field_chars=int(loop.get("feedback_field_chars", 400)),
-            max_tokens=(cfg.get("model") or {}).get("max_tokens"),
-            timeout_s=limits.get("timeout_s"),
-        )
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource, *args: Any,
+                                   **kwargs: Any) -> tuple[PydanticBaseSettingsSource, ...]:
+        """`COBALT__SECTION__KEY` variables over the merged YAML files (given as init values)."""
+        return _EnvSource(settings_cls), init_settings

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
-from assistant.config import REPO_CONFIGS, merge, read_yaml
 from assistant.interfaces import Rule
 from assistant.problems import Problem, ProblemError
 
@@ -27,23 +25,12 @@ SPLITS = ("all", "train", "val", "test")
 
 @dataclass(frozen=True)
 class SplitRule:
-    """The `split:` section of `configs/eval.yaml` (merged with a config's `eval:` section)."""
+    """The numbers of a split, with the defaults of `configs/eval.yaml` (whose loaded values are
+    `Settings.eval.split`, an `assistant.settings.SplitSection`, which is a Rule too)."""
 
     split_seed: int = 20260101
     test_share: float = 0.5
     val_share_of_train: float = 0.2
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any] | None = None) -> "SplitRule":
-        data = merge(read_yaml(REPO_CONFIGS / "eval.yaml"), (cfg or {}).get("eval") or {})
-        return cls.from_section(data.get("split") or {})
-
-    @classmethod
-    def from_section(cls, split: dict[str, Any]) -> "SplitRule":
-        """From an already merged `split:` mapping (missing keys keep the defaults)."""
-        return cls(split_seed=int(split.get("seed", cls.split_seed)),
-                   test_share=float(split.get("test_share", cls.test_share)),
-                   val_share_of_train=float(split.get("val_share_of_train", cls.val_share_of_train)))
 
 
 def shuffled(ids: list[str], seed: int) -> list[str]:

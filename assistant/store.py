@@ -17,12 +17,15 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-from assistant.config import data_dir
+from assistant.errors import UserError
 from assistant.problems import Problem
 from assistant.trajectory import RUNNING, SessionRecord, Turn, new_session_id
 from sandbox.api import RunResult
+
+if TYPE_CHECKING:
+    from assistant.settings import PathsSettings
 
 DB_NAME = "trajectories.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -53,12 +56,14 @@ MIGRATIONS: list[tuple[int, str]] = [
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-class StoreError(Exception):
+class StoreError(UserError):
     """The store cannot be opened or a record is missing; one sentence for the user."""
 
 
-def default_path(cfg: dict[str, Any] | None = None) -> Path:
-    return data_dir(cfg) / DB_NAME
+def default_path(paths: PathsSettings | None = None) -> Path:
+    from assistant.settings import resolved
+
+    return resolved(paths).data_dir / DB_NAME
 
 
 def _dump(value: Any) -> str:
@@ -74,7 +79,7 @@ def _result(text: str | None) -> RunResult | None:
 
 
 class Store:
-    """A connection to the trajectory database; `Store(path)` or `Store.open(cfg)`."""
+    """A connection to the trajectory database; `Store(path)` or `Store.open(paths)`."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -93,8 +98,9 @@ class Store:
             raise StoreError(f"cannot open the trajectory store {self.path}: {exc}") from None
 
     @classmethod
-    def open(cls, cfg: dict[str, Any] | None = None) -> "Store":
-        return cls(default_path(cfg))
+    def open(cls, paths: PathsSettings | None = None) -> "Store":
+        """The store in the data directory of `paths` (default: resolved from the environment)."""
+        return cls(default_path(paths))
 
     def close(self) -> None:
         with self._lock:

@@ -24,13 +24,16 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sandbox.api import Job, Limits, TestCase
 from sandbox.harness.compare import outputs_match
 from sandbox.core import Sandbox
 from sandbox.pool import run_once
 from sandbox.protocol import assemble, prepare
+
+if TYPE_CHECKING:
+    from sandbox.settings import SandboxSettings
 
 TEMPLATES: list[tuple[str, Callable[[random.Random], str], Callable[[str, int], str]]] = [
     ("print(sum(map(int, input().split())) + {k})",
@@ -50,6 +53,8 @@ TEMPLATES: list[tuple[str, Callable[[random.Random], str], Callable[[str, int], 
      lambda r: "\n".join(r.choice(["x", "yy", "zzz", "w"]) for _ in range(r.randint(1, 9))),
      lambda s, k: f"{len(s.split()) + k}\n{max(s.split())}"),
 ]
+
+HELP = "warm pool vs docker run per program/test vs bare python3"
 
 
 def make_jobs(programs: int, tests: int, seed: int = 0) -> list[Job]:
@@ -117,10 +122,9 @@ def _docker_run(box: Sandbox, jobs: list[Job], concurrency: int) -> int:
         return sum(pool.map(one, jobs))
 
 
-def run_benchmark(cfg: dict[str, Any], programs: int, tests: int, per_program: int | None,
+def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_program: int | None,
                   per_test: int, concurrency: int | None, log: Callable[[str], None] = print) -> dict[str, Any]:
-    section = dict(cfg.get("sandbox") or {})
-    concurrency = concurrency or int(section.get("concurrency", 4))
+    concurrency = concurrency or section.concurrency
     jobs = make_jobs(programs, tests)
     per_program = min(programs, per_program if per_program is not None else programs)
     per_test = min(programs, per_test)
@@ -193,9 +197,10 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def main(args: argparse.Namespace, settings: Any) -> int:
+    """`cobalt bench sandbox`; `settings` is the loaded configuration (its `sandbox` section is used)."""
     quiet = bool(getattr(args, "json", False))
-    report = run_benchmark(cfg, args.programs, args.tests, args.per_program_programs, args.per_test_programs,
+    report = run_benchmark(settings.sandbox, args.programs, args.tests, args.per_program_programs, args.per_test_programs,
                            args.concurrency, log=(lambda s: print(s, file=sys.stderr)) if quiet else print)
     print(json.dumps(report) if quiet else render(report))
     return 0 if report["all_correct"] else 1

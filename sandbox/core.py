@@ -1,6 +1,6 @@
 """`Sandbox`: the public entry point. Run a program against tests, isolated and fast.
 
-    with Sandbox.from_config(settings_section) as box:
+    with Sandbox.from_config(settings.sandbox) as box:
         result = box.run(program, [TestCase(input="1 2\\n", output="3\\n")], "stdio")
         results = box.run_many([Job(program, tests), ...])
 
@@ -16,6 +16,7 @@ callers can drop the sample instead of scoring it.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
@@ -58,17 +59,14 @@ class Sandbox:
         _OPEN.add(self)
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any] | None = None, **overrides: Any) -> "Sandbox":
-        """Build from the `sandbox:` section of the config (image, pool_size, limits, ...)."""
-        section = dict(section or {})
-        kwargs: dict[str, Any] = {
-            "image": section.get("image"),
-            "pool_size": section.get("pool_size", 4),
-            "limits": Limits.from_dict(section.get("limits")),
-            "max_jobs_per_container": section.get("max_jobs_per_container", 200),
-            "concurrency": section.get("concurrency", 4),
-            "transport": section.get("transport", "attach"),
-        }
+    def from_config(cls, section: "SandboxSettings | Mapping[str, Any] | None" = None,
+                    **overrides: Any) -> "Sandbox":
+        """Build from the `sandbox:` settings (a SandboxSettings, or a mapping validated into
+        one: image, pool_size, limits, ...); keyword overrides win."""
+        from sandbox.settings import SandboxSettings  # pydantic, imported only when used
+
+        settings = section if isinstance(section, SandboxSettings) else SandboxSettings.model_validate(section or {})
+        kwargs: dict[str, Any] = settings.model_dump(exclude={"limits"}) | {"limits": replace(settings.limits)}
         kwargs.update(overrides)
         return cls(**kwargs)
 

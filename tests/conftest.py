@@ -38,19 +38,27 @@ def cobalt_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def test_config() -> dict[str, Any]:
-    from assistant.config import load_config
+def test_config() -> Any:
+    """The settings of the test session (a small server, short replies)."""
+    from assistant.config import load_settings
 
-    cfg = load_config()
-    cfg["server"].update(cpu_kvcache_space_gb=1, max_model_len=2048, max_lora_rank=16, max_loras=2)
-    cfg["model"].update(timeout_s=120, retries=1, max_tokens=64)
-    return cfg
+    return load_settings(overrides={
+        "server": dict(cpu_kvcache_space_gb=1, max_model_len=2048, max_lora_rank=16, max_loras=2),
+        "model": dict(timeout_s=120, retries=1, max_tokens=64)})
+
+
+@pytest.fixture
+def home_config(test_config: Any, cobalt_home: Path) -> Any:
+    """The session's settings with this test's data directory."""
+    from assistant.settings import PathsSettings
+
+    return test_config.model_copy(update={"paths": PathsSettings(cache_dir=test_config.paths.cache_dir)})
 
 
 class TinyServer:
     """The session's vLLM server on the tiny model."""
 
-    def __init__(self, info: Any, cfg: dict[str, Any], home: Path) -> None:
+    def __init__(self, info: Any, cfg: Any, home: Path) -> None:
         self.info = info
         self.cfg = cfg
         self.home = home
@@ -67,14 +75,15 @@ class TinyServer:
 
 
 @pytest.fixture(scope="session")
-def tiny_server(tmp_path_factory: pytest.TempPathFactory, test_config: dict[str, Any]) -> Iterator[TinyServer]:
+def tiny_server(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator[TinyServer]:
     from assistant import models, server
+    from assistant.settings import PathsSettings
 
-    if not models.is_prepared("tiny", test_config):
-        models.prepare("tiny", test_config)
+    if not models.is_prepared("tiny", test_config.paths):
+        models.prepare("tiny", test_config.paths)
     home = tmp_path_factory.mktemp("tiny-server-home")
-    cfg = {**test_config, "paths": {"data_dir": str(home), "cache_dir": test_config["paths"].get("cache_dir", "")}}
-    info, proc = server.start(cfg, "tiny", port=free_port(), progress=lambda _: None)
+    cfg = test_config.model_copy(update={"paths": PathsSettings(data_dir=home, cache_dir=test_config.paths.cache_dir)})
+    info, proc = server.start(cfg.server, cfg.paths, "tiny", port=free_port(), progress=lambda _: None)
     try:
         yield TinyServer(info, cfg, home)
     finally:
@@ -82,11 +91,11 @@ def tiny_server(tmp_path_factory: pytest.TempPathFactory, test_config: dict[str,
 
 
 @pytest.fixture(scope="session")
-def sandbox(test_config: dict[str, Any]):
+def sandbox(test_config: Any):
     """One warm sandbox pool on the built image for the whole session."""
     from sandbox import Sandbox
 
-    box = Sandbox.from_config(test_config["sandbox"])
+    box = Sandbox.from_config(test_config.sandbox)
     try:
         yield box
     finally:

@@ -24,14 +24,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
 from assistant.problems import Problem
-from assistant.settings import LoopSettings
+from assistant.runtime import open_sandbox, open_store
 from assistant.store import Store
 
+if TYPE_CHECKING:
+    from assistant.settings import EvalSection, LoopSettings, PathsSettings, Settings
+
 TARGET = 0.5
+
+HELP = "seconds per example: bandit GRPO vs multi-turn online GRPO"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,12 +59,12 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _tasks(cfg: dict[str, Any], store: Store, spec: str, split: str, limit: int, sources: list[str]) -> tuple[list[Problem], list[Any]]:
+def _tasks(section: EvalSection, store: Store, spec: str, split: str, limit: int, sources: list[str]) -> tuple[list[Problem], list[Any]]:
     """The first `limit` tasks of the split that have stored trajectories, and those sessions."""
-    from trainer.build import sessions_from_store
-    from trainer.evaluate import EvalSettings, load_benchmark
+    from trainer.sessions import sessions_from_store
+    from trainer.eval.evaluate import EvalSettings, load_benchmark
 
-    problems = load_benchmark(spec, split, EvalSettings.from_config(cfg))
+    problems = load_benchmark(spec, split, EvalSettings.from_section(section))
     sessions = sessions_from_store(store, sources=sources)
     by_hash: dict[str, list[Any]] = {}
     for s in sessions:
@@ -78,14 +83,16 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             "max_completion_length": args.max_completion_length, "save_strategy": "no", "logging_steps": 1}
 
 
-def bandit_side(cfg: dict[str, Any], settings: Any, model: str, sessions: list[Any], sandbox: Any, work: Path,
-                args: argparse.Namespace, steps: int, perturb: bool = False) -> tuple[dict[str, Any], Any]:
+def bandit_side(paths: PathsSettings, loop: LoopSettings, settings: Any, model: str, sessions: list[Any],
+                sandbox: Any, work: Path, args: argparse.Namespace, steps: int,
+                perturb: bool = False) -> tuple[dict[str, Any], Any]:
     from trainer import build, grpo
 
-    tokenizer = build.load_tokenizer(model, cfg)
+    tokenizer = build.load_tokenizer(model, paths)
     built = build.build(sessions, work / "dataset", settings, tokenizer=tokenizer, sandbox=sandbox,
-                        loop=LoopSettings.from_config(cfg), perturb=perturb, progress=_say)
-    result = grpo.train(cfg, settings, model=model, dataset=work / "dataset", out=work / "bandit", sandbox=sandbox,
+                        loop=loop, perturb=perturb, progress=_say)
+    result = grpo.train(settings, model=model, dataset=work / "dataset", out=work / "bandit", paths=paths,
+                        sandbox=sandbox,
                         max_steps=steps, progress=_say, **_overrides(args))
     m = result.meta["metrics"]
     examples = steps * args.generations
@@ -94,8 +101,8 @@ def bandit_side(cfg: dict[str, Any], settings: Any, model: str, sessions: list[A
             "first_reward": m["first_reward"], "last_reward": m["last_reward"], "sandbox": m["sandbox"]}, result
 
 
-def baseline_side(cfg: dict[str, Any], settings: Any, model: str, problems: list[Problem], sandbox: Any, work: Path,
-                  args: argparse.Namespace) -> dict[str, Any]:
+def baseline_side(paths: PathsSettings, settings: Any, model: str, problems: list[Problem], sandbox: Any,
+                  work: Path, args: argparse.Namespace) -> dict[str, Any]:
     import os
 
     from datasets import Dataset
@@ -107,7 +114,7 @@ def baseline_side(cfg: dict[str, Any], settings: Any, model: str, problems: list
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL
     rows = [{"prompt": prompts.initial_messages(p), "task_id": p.id} for p in problems]
     gargs = grpo.grpo_config(settings, work / "baseline", args.steps, **_overrides(args))
-    model_path = models.resolve(model, cfg)
+    model_path = models.resolve(model, paths)
     rollout = MultiTurnRollout({MultiTurnRollout.prompt_key(r["prompt"]): p for r, p in zip(rows, problems)},
                                sandbox, None, args.turns, args.max_completion_length, float(gargs.temperature))
     trainer = grpo.make_trainer(model_path, settings, gargs, Dataset.from_list(rows), [trajectory_reward],
@@ -122,39 +129,40 @@ def baseline_side(cfg: dict[str, Any], settings: Any, model: str, problems: list
             "generations": rollout.turns_generated, "turns": args.turns, "reward_curve": rewards}
 
 
-def main(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    from sandbox import Sandbox
+def main(args: argparse.Namespace, config: Settings) -> int:
     from trainer.settings import load_train_settings
 
-    settings = load_train_settings(cfg, args.profile)
-    model = args.model or cfg["model"]["name"]
+    settings = load_train_settings(config.train, args.profile)
+    model = args.model or config.model.name
+    paths, loop = config.paths, config.loop
     out: dict[str, Any] = {"model": model, "tasks": args.tasks, "split": args.split, "steps": args.steps,
                            "generations": args.generations, "turns": args.turns,
                            "max_completion_length": args.max_completion_length, "profile": settings.profile}
-    with Store.open(cfg) as store:
-        problems, sessions = _tasks(cfg, store, args.tasks, args.split, args.limit, settings.dataset.sources)
+    with open_store(config) as store:
+        problems, sessions = _tasks(config.eval, store, args.tasks, args.split, args.limit, settings.dataset.sources)
     out["task_ids"] = [p.id for p in problems]
-    sandbox = Sandbox.from_config(cfg.get("sandbox") or {})
+    sandbox = open_sandbox(config)
     try:
         with tempfile.TemporaryDirectory(prefix="cobalt-bench-train-") as tmp:
             work = Path(tmp)
             if not args.skip_compare:
                 _say(f"Cobalt (bandit): {args.steps} steps x {args.generations} single-step completions")
-                out["cobalt"], _ = bandit_side(cfg, settings, model, sessions, sandbox, work / "c", args, args.steps)
+                out["cobalt"], _ = bandit_side(paths, loop, settings, model, sessions, sandbox, work / "c", args,
+                                                args.steps)
                 _say(f"baseline (multi-turn online GRPO, T={args.turns}): {args.steps} steps x {args.generations} trajectories")
-                out["baseline"] = baseline_side(cfg, settings, model, problems, sandbox, work / "b", args)
+                out["baseline"] = baseline_side(paths, settings, model, problems, sandbox, work / "b", args)
                 ratio = out["cobalt"]["seconds_per_example"] / out["baseline"]["seconds_per_example"]
                 out.update(ratio=round(ratio, 3), target=TARGET, meets_target=ratio <= TARGET)
             if args.real:
                 _say(f"real training: {args.real_steps} steps on the bandit dataset of {len(problems)} tasks")
-                real, result = bandit_side(cfg, settings, model, sessions, sandbox, work / "r", args, args.real_steps,
-                                           perturb=True)
+                real, result = bandit_side(paths, loop, settings, model, sessions, sandbox, work / "r", args,
+                                           args.real_steps, perturb=True)
                 curve = real["reward_curve"]
                 out["real"] = {**real, "rose": bool(curve) and real["last_reward"] > real["first_reward"]}
                 if args.register:
                     from trainer.registry import Registry
 
-                    item = Registry.from_config(cfg).register(result.adapter, result.meta)
+                    item = Registry.open(paths).register(result.adapter, result.meta)
                     out["real"]["registered"] = {"version": item.version, "name": item.name}
     finally:
         sandbox.close()

@@ -1,5 +1,5 @@
 """The promotion gate: evaluate the current model and the candidate on the validation tasks
-with the evaluation issue's code (`trainer.evaluate`: multi-turn sessions stored with
+with the evaluation issue's code (`trainer.eval.evaluate`: multi-turn sessions stored with
 source `eval`, feedback from public tests, grading on hidden tests, paired by task and
 sample), compare them with paired bootstrap intervals, and decide.
 
@@ -18,9 +18,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from assistant.problems import Problem
 from assistant.interfaces import ChatModel, Runner
+from assistant.problems import Problem
+from assistant.settings import LoopSettings
 from assistant.store import Store
+from trainer.eval.settings import EvalSettings
 from trainer.settings import GateSettings
 
 
@@ -65,18 +67,19 @@ def _incomplete(report: Any, expected: int) -> str | None:
     return None
 
 
-def compare(cfg: dict[str, Any], problems: list[Problem], current: Arm, candidate: Arm, sandbox: Runner,
-            store: Store, settings: GateSettings, progress: Callable[[str], None] = lambda _: None) -> GateReport:
-    """Evaluate both arms on `problems` and decide (see the module doc)."""
-    from trainer.evaluate import EvalSettings, evaluate
-    from trainer.evaluate import compare as paired
+def compare(loop: LoopSettings, evaluation: EvalSettings, problems: list[Problem], current: Arm, candidate: Arm,
+            sandbox: Runner, store: Store, settings: GateSettings,
+            progress: Callable[[str], None] = lambda _: None) -> GateReport:
+    """Evaluate both arms on `problems` (sessions of the `loop` settings with the
+    `evaluation` overrides) and decide (see the module doc)."""
+    from trainer.eval.evaluate import evaluate
+    from trainer.eval.evaluate import compare as paired
 
-    es = EvalSettings.from_config(cfg)
-    es.resamples, es.confidence = settings.bootstrap, settings.confidence
+    es = dataclasses.replace(evaluation, resamples=settings.bootstrap, confidence=settings.confidence)
     reports = []
     for arm in (current, candidate):
         progress(f"gate: evaluating {arm.client.display_name} ({arm.label})")
-        reports.append(evaluate(cfg, problems, arm.client, sandbox, store, turns=settings.turns,
+        reports.append(evaluate(loop, problems, arm.client, sandbox, store, turns=settings.turns,
                                 samples=settings.samples, concurrency=settings.concurrency, settings=es,
                                 benchmark="validation", adapter=arm.adapter))
     result = paired(reports[0], reports[1], es)
@@ -94,7 +97,7 @@ def compare(cfg: dict[str, Any], problems: list[Problem], current: Arm, candidat
 
 
 def decide(result: Any, settings: GateSettings, incomplete: list[str] | None = None) -> tuple[bool, str]:
-    """(promote, why) from a `trainer.evaluate.compare` result."""
+    """(promote, why) from a `trainer.eval.evaluate.compare` result."""
     if incomplete:
         return False, "unreliable: " + "; ".join(incomplete)
     d = result.verdict

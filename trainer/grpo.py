@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.cli.errors import UserError
+from assistant import atomic
+from assistant.errors import UserError
 from assistant.interfaces import BatchRunner
-from trainer.build import load_split, read_meta
+from assistant.settings import PathsSettings
+from trainer.dataset_files import load_split, read_meta
 from trainer.reward import SandboxReward
 from trainer.settings import TrainSettings
 
@@ -165,7 +166,7 @@ def make_trainer(model_path: Path, settings: TrainSettings, args: Any, train_set
     return trainer
 
 
-def train(cfg: dict[str, Any], settings: TrainSettings, *, model: str, dataset: Path, out: Path,
+def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, paths: PathsSettings,
           sandbox: BatchRunner, parent: Any = None, max_steps: int | None = None,
           progress: Progress = print, extra_callbacks: list[Any] | None = None, **grpo_overrides: Any) -> TrainResult:
     """Train (or resume) into `out`; returns the saved adapter and its metadata. `parent` is
@@ -176,7 +177,7 @@ def train(cfg: dict[str, Any], settings: TrainSettings, *, model: str, dataset: 
     if (final / ADAPTER_META).is_file():
         return TrainResult(final, json.loads((final / ADAPTER_META).read_text()))
     out.mkdir(parents=True, exist_ok=True)
-    model_path = models.resolve(model, cfg)
+    model_path = models.resolve(model, paths)
     data_meta = read_meta(dataset)
     train_set = load_split(dataset, "train")
     if len(train_set) == 0:
@@ -216,8 +217,7 @@ def train(cfg: dict[str, Any], settings: TrainSettings, *, model: str, dataset: 
         names = list(getattr(model_to_save, "peft_config", {}) or {})
         model_to_save.save_pretrained(str(staging), selected_adapters=["default"] if "ref" in names else None)
         (staging / ADAPTER_META).write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
-        shutil.rmtree(final, ignore_errors=True)  # an unfinished earlier save
-        os.replace(staging, final)
+        atomic.replace_dir(staging, final)  # over an unfinished earlier save
     return TrainResult(final, meta, resume.name if resume else None)
 
 

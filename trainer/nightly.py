@@ -18,34 +18,38 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant import server
-from assistant.cli.errors import UserError
+from assistant import runtime, server
+from assistant.adapters import served_base_name
+from assistant.errors import UserError
 from assistant.llm import ChatClient
-from assistant.settings import LoopSettings
-from assistant.store import Store
-from trainer import build, gate, grpo
-from trainer.registry import Registry, merge_into_base, served_base_name
+from assistant.settings import Settings
+from trainer import build, dataset_files, gate, grpo
+from trainer.eval.settings import EvalSettings
+from trainer.registry import Registry, merge_into_base
 from trainer.report import write_report
 from trainer.runstate import RetrainLock, RetrainState, Run, retrain_dir
+from trainer.sessions import sessions_from_store
 from trainer.settings import TrainSettings
 
 Progress = Callable[[str], None]
 
 
 class Retrain:
-    """One invocation. `sandbox_factory()` opens the sandbox lazily (only steps that run
-    programs need it); `api_base` names a running server instead of the data dir's one."""
+    """One invocation, built from the loaded `config` (through `assistant.runtime`) and the
+    trainer's `settings` for the chosen profile. `sandbox_factory()` opens the sandbox lazily
+    (only steps that run programs need it; default: the configured one); `api_base` names a
+    running server instead of the data dir's one."""
 
-    def __init__(self, cfg: dict[str, Any], settings: TrainSettings, *, model: str | None = None,
+    def __init__(self, config: Settings, settings: TrainSettings, *, model: str | None = None,
                  api_base: str | None = None, sandbox_factory: Callable[[], Any] | None = None,
                  progress: Progress = print, max_steps: int | None = None) -> None:
-        self.cfg, self.settings = cfg, settings
-        self.model = model or cfg["model"]["name"]
+        self.config, self.settings = config, settings
+        self.model = model or config.model.name
         self.api_base = api_base
         self.progress = progress
         self.max_steps = max_steps
-        self.registry = Registry.from_config(cfg)
-        self.root = retrain_dir(cfg)
+        self.registry = Registry.open(config.paths)
+        self.root = retrain_dir(config.paths)
         self.state = RetrainState(self.root)
         self._sandbox_factory = sandbox_factory
         self._sandbox: Any = None
@@ -54,9 +58,7 @@ class Retrain:
     def sandbox(self) -> Any:
         if self._sandbox is None:
             if self._sandbox_factory is None:
-                from sandbox import Sandbox
-
-                self._sandbox = Sandbox.from_config(self.cfg.get("sandbox") or {})
+                self._sandbox = runtime.open_sandbox(self.config)
             else:
                 self._sandbox = self._sandbox_factory()
         return self._sandbox
@@ -120,16 +122,16 @@ class Retrain:
 
     def step_dataset(self, run: Run) -> dict[str, Any]:
         ns = self.settings.nightly
-        with Store.open(self.cfg) as store:
-            sessions = build.sessions_from_store(store, sources=self.settings.dataset.sources,
-                                                 since=run.window["since"], until=run.window["until"])
+        with runtime.open_store(self.config) as store:
+            sessions = sessions_from_store(store, sources=self.settings.dataset.sources,
+                                           since=run.window["since"], until=run.window["until"])
         with_turns = [s for s in sessions if s.turns]
         if len(with_turns) < ns.min_sessions:
             return {"sessions": len(with_turns),
                     "skip": f"{len(with_turns)} new sessions, fewer than nightly.min_sessions={ns.min_sessions}"}
-        tokenizer = build.load_tokenizer(self.model, self.cfg)
+        tokenizer = build.load_tokenizer(self.model, self.config.paths)
         built = build.build(sessions, run.path / "dataset", self.settings, tokenizer=tokenizer,
-                            sandbox=self.sandbox, loop=LoopSettings.from_config(self.cfg),
+                            sandbox=self.sandbox, loop=self.config.loop,
                             extra_meta={"run": run.id, "window": run.window}, progress=self.progress)
         self.progress(f"dataset: {built.train_rows} training prompts, {built.validation_rows} validation "
                       f"prompts from {len(with_turns)} sessions")
@@ -147,8 +149,8 @@ class Retrain:
             run.record("train_parent", {"version": parent.version if parent else None})
         if self.settings.nightly.launcher:
             return self._train_launched(run, parent)
-        result = grpo.train(self.cfg, self.settings, model=self.model, dataset=run.path / "dataset",
-                            out=run.path / "training", sandbox=self.sandbox, parent=parent,
+        result = grpo.train(self.settings, model=self.model, dataset=run.path / "dataset",
+                            out=run.path / "training", paths=self.config.paths, sandbox=self.sandbox, parent=parent,
                             max_steps=self.max_steps, progress=self.progress)
         return {"adapter": str(result.adapter), "metrics": result.meta["metrics"],
                 "parent_version": result.meta["parent_version"], "resumed_from": result.resumed_from}
@@ -189,23 +191,21 @@ class Retrain:
             if base not in names:
                 raise UserError(f"the server at {self.api_base} serves {', '.join(names)}, not {base}")
             return self.api_base, base
-        info = server.running(self.cfg)
+        info = server.running(self.config.paths)
         if info is not None and info.merged:
             raise UserError(f"the running server serves adapter {info.merged} merged into {info.model}; the gate "
                             "needs the bare base model: stop it with `cobalt serve --stop` before retraining")
         if info is None:
             if not self.settings.nightly.start_server:
                 raise UserError("no model server is running for the gate; start one with `cobalt serve --detach`")
-            info = server.ensure(self.cfg, self.model, progress=self.progress)
+            info = server.ensure(self.config.server, self.config.paths, self.model, progress=self.progress)
         if info.model != served_base_name(self.model):
             raise UserError(f"the running server serves {info.model}, not {self.model}; "
                             "stop it with `cobalt serve --stop` or retrain that model")
         return info.api_base, info.model
 
     def _client(self, api_base: str, name: str) -> ChatClient:
-        m = self.cfg["model"]
-        return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, timeout_s=float(m["timeout_s"]),
-                          retries=int(m["retries"]), max_tokens=int(m["max_tokens"]))
+        return runtime.served_client(self.config, api_base, name)
 
     def _ensure_loaded(self, api_base: str, name: str, path: Path) -> None:
         if name not in server.served_models(api_base):
@@ -219,14 +219,14 @@ class Retrain:
         self._ensure_loaded(api_base, candidate.name, candidate.path)
         if current is not None:
             self._ensure_loaded(api_base, current.name, current.path)
-        problems = gate.select_problems(build.validation_problems(run.path / "dataset"), gs.max_problems, gs.seed)
+        problems = gate.select_problems(dataset_files.validation_problems(run.path / "dataset"), gs.max_problems, gs.seed)
         if not problems:
             return {"promote": False, "reason": "the dataset has no validation tasks"}
         cur_name = current.name if current else base
         self.progress(f"gate: {candidate.name} vs {cur_name} on {len(problems)} validation tasks, "
                       f"{gs.turns} turns, {gs.samples} sample(s) each")
-        with Store.open(self.cfg) as store:
-            report = gate.compare(self.cfg, problems,
+        with runtime.open_store(self.config) as store:
+            report = gate.compare(self.config.loop, EvalSettings.from_section(self.config.eval), problems,
                                   gate.Arm("current", self._client(api_base, cur_name), current.name if current else None),
                                   gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name),
                                   self.sandbox, store, gs, self.progress)
@@ -241,7 +241,7 @@ class Retrain:
         current = self.registry.current(self.model)
         if current is None or current.version != version:
             self.registry.promote(version, f"retrain {run.id}: {decision['reason']}",
-                                  merge=merge_into_base(self.cfg, self.progress))
+                                  merge=merge_into_base(self.config, self.progress))
         self.progress(f"promoted adapter v{version}")
         return {"promoted": True, "version": version, "reason": decision["reason"]}
 
@@ -249,7 +249,7 @@ class Retrain:
         """The api_base of a server already running the base model (none is started)."""
         if self.api_base:
             return self.api_base
-        info = server.running(self.cfg)
+        info = server.running(self.config.paths)
         usable = info is not None and info.model == served_base_name(self.model) and not info.merged
         return info.api_base if usable else None
 

@@ -1,18 +1,12 @@
-"""Versioned LoRA adapters in `<data>/adapters/`:
-
-    v<N>/                 the adapter (PEFT files) and `cobalt-adapter.json` (its metadata:
-                          base model, data hash, config, metrics, parent version)
-    v<N>/merged/          the adapter merged into its base (made at promote time when asked;
-                          `trainer.merge`), served at full speed on the next server start
-    current.json          {"<base model>": {"version", "name", "path", "promoted_at",
-                          "reason", "previous", "merged"}}: what the assistant serves for each base
-    history.jsonl         one line per register / promote / rollback, with its reason
+"""Versioned LoRA adapters: register a trained adapter as the next version, promote one,
+roll back, and list them, in the layout `assistant.adapters` describes (and reads for the
+assistant): `<data>/adapters/v<N>/`, `current.json`, `history.jsonl`. Promotion can first
+save the adapter merged into its base (`v<N>/merged/`, `trainer.merge`), recorded as
+`merged` in current.json and served at full speed on the next server start.
 
 Version numbers are never reused; an adapter is served as `<base>-v<N>`, so a name always
 means the same weights. Changes happen under a file lock and `current.json` is replaced
 atomically (write, fsync, rename): a crash leaves either the old or the new file.
-
-The assistant reads `current.json` directly (`read_current`), without importing trainer.
 """
 
 from __future__ import annotations
@@ -27,41 +21,11 @@ from typing import Any, Callable
 
 from filelock import FileLock
 
-from assistant.cli.errors import UserError
-from assistant.config import data_dir
+from assistant import atomic
+from assistant.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
+from assistant.errors import UserError
+from assistant.settings import PathsSettings, Settings
 from trainer.merge import merge_adapter, merged_dir
-
-META = "cobalt-adapter.json"
-CURRENT = "current.json"
-HISTORY = "history.jsonl"
-
-
-def served_base_name(model: str) -> str:
-    """The name the server gives a base model (a directory is served under its name)."""
-    path = Path(model).expanduser()
-    return path.name if path.is_dir() else model
-
-
-def read_current(root: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((root / CURRENT).read_text())
-    except (FileNotFoundError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -77,7 +41,7 @@ class AdapterVersion:
     @property
     def name(self) -> str:
         """The name it is served under: `<base>-v<N>`."""
-        return f"{served_base_name(self.base_model)}-v{self.version}"
+        return served_name(self.base_model, self.version)
 
     def summary(self) -> dict[str, Any]:
         metrics = self.meta.get("metrics") or {}
@@ -94,8 +58,9 @@ class Registry:
         self.lock = FileLock(str(self.root / ".lock"), timeout=60)
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any] | None = None) -> "Registry":
-        return cls(data_dir(cfg) / "adapters")
+    def open(cls, paths: PathsSettings | None = None) -> "Registry":
+        """The registry in the data directory of `paths` (default: resolved from the environment)."""
+        return cls(adapters_root((paths or PathsSettings()).data_dir))
 
     # --- reads ------------------------------------------------------------------------
 
@@ -110,7 +75,7 @@ class Registry:
         return sorted(out, key=lambda v: v.version)
 
     def get(self, version: int) -> AdapterVersion:
-        path = self.root / f"v{int(version)}"
+        path = version_dir(self.root, version)
         if not (path / META).is_file():
             raise UserError(f"there is no adapter version {version}; see `cobalt adapters list`")
         return AdapterVersion(int(version), path, json.loads((path / META).read_text()))
@@ -157,7 +122,7 @@ class Registry:
             shutil.copytree(adapter_dir, staging)
             full = {**meta, "version": version, "registered_at": time.time()}
             (staging / META).write_text(json.dumps(full, indent=2, sort_keys=True))
-            os.replace(staging, self.root / f"v{version}")
+            atomic.replace_dir(staging, version_dir(self.root, version))
             self._log({"event": "register", "base_model": meta["base_model"], "version": version})
         return self.get(version)
 
@@ -171,7 +136,7 @@ class Registry:
             data[base_model] = {"version": version.version, "name": version.name, "path": str(version.path),
                                 "promoted_at": time.time(), "reason": reason, "previous": previous,
                                 "merged": str(merged) if merged else None}
-        _write_atomic(self.root / CURRENT, json.dumps(data, indent=2, sort_keys=True))
+        atomic.write_json(self.root / CURRENT, data)
 
     def promote(self, version: int, reason: str, merge: Callable[[AdapterVersion], Any] | None = None
                 ) -> AdapterVersion:
@@ -217,11 +182,19 @@ class Registry:
         return None
 
 
-def merge_into_base(cfg: dict[str, Any] | None, progress: Callable[[str], None] = print
+def merge_into_base(settings: Settings, progress: Callable[[str], None] = print
                     ) -> Callable[[AdapterVersion], Any] | None:
-    """The `merge` step of `Registry.promote` when `server.serve_merged` is on, else None."""
-    if not ((cfg or {}).get("server") or {}).get("serve_merged"):
+    """The `merge` step of `Registry.promote` when `server.serve_merged` is on, else None. A
+    merge that fails is reported and skipped: the adapter is then served hot-loaded."""
+    if not settings.server.serve_merged:
         return None
     from assistant import models
 
-    return lambda item: merge_adapter(item.path, models.resolve(item.base_model, cfg), progress)
+    def merge(item: AdapterVersion) -> None:
+        try:
+            merge_adapter(item.path, models.resolve(item.base_model, settings.paths), progress)
+        except Exception as exc:  # an optimisation only: never block a promotion
+            progress(f"warning: could not merge {item.name} into its base ({type(exc).__name__}: {exc}); "
+                     "it is served hot-loaded")
+
+    return merge

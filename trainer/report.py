@@ -3,10 +3,11 @@ person reads the next morning: data, training curve, gate table, decision, what 
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
+
+from assistant import atomic
 
 
 def _fmt(value: Any, spec: str = ".3f") -> str:
@@ -62,6 +63,6 @@ def write_report(run: Any, status: str) -> dict[str, str]:
     path = Path(run.path)
     data = {"id": run.id, "status": status, "model": run.model, "profile": run.profile, "window": run.window,
             "attempts": run.attempts, "steps": run.steps, "written_at": time.time()}
-    (path / "report.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
-    (path / "report.md").write_text(render_markdown(run, status))
+    atomic.write_json(path / "report.json", data)
+    atomic.write_text(path / "report.md", render_markdown(run, status))
     return {"json": str(path / "report.json"), "markdown": str(path / "report.md")}

@@ -22,23 +22,15 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from assistant.cli.errors import UserError
-from assistant.config import data_dir
+from assistant import atomic
+from assistant.errors import UserError
+from assistant.settings import PathsSettings
 
 FINISHED = ("done", "skipped", "abandoned")
 
 
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def retrain_dir(cfg: dict[str, Any] | None) -> Path:
-    path = data_dir(cfg) / "retrain"
+def retrain_dir(paths: PathsSettings | None) -> Path:
+    path = (paths or PathsSettings()).data_dir / "retrain"
     (path / "runs").mkdir(parents=True, exist_ok=True)
     return path
 
@@ -56,7 +48,7 @@ class RetrainLock:
         except Timeout:
             raise UserError(f"another `cobalt retrain` is already running ({self._holder()}); "
                             "this one exits without changing anything") from None
-        _write_json(self.root / "owner.json", {"pid": os.getpid(), "started_at": time.time()})
+        atomic.write_json(self.root / "owner.json", {"pid": os.getpid(), "started_at": time.time()})
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -100,7 +92,7 @@ class Run:
 
     def save(self) -> None:
         data = {k: v for k, v in self.__dict__.items() if k != "path"}
-        _write_json(self.path / "run.json", data)
+        atomic.write_json(self.path / "run.json", data)
 
     @classmethod
     def load(cls, path: Path) -> "Run":
@@ -120,7 +112,7 @@ class RetrainState:
             return None
 
     def set_cutoff(self, value: float) -> None:
-        _write_json(self.root / "state.json", {"last_cutoff": value, "updated_at": time.time()})
+        atomic.write_json(self.root / "state.json", {"last_cutoff": value, "updated_at": time.time()})
 
     def runs(self) -> list[Run]:
         found = []

@@ -1,8 +1,9 @@
 """The trainer's settings: `configs/train.yaml`, then the chosen profile (`cpu-small`, `gpu`,
-`test`, or one a user adds under `train.profiles`), then the `train:` section of the loaded
-config (so `--config FILE` and `COBALT__TRAIN__...` variables override both).
+`test`, or one a user adds under `train.profiles`), then the loaded `train:` settings section
+(`assistant.settings.TrainSection`: `--config FILE` and `COBALT__TRAIN__...` variables), which
+overrides both.
 
-Sections with a fixed meaning are dataclasses with a docstring per field; the `grpo:` and
+Sections with a fixed meaning are (pydantic, so type-checked) dataclasses with a docstring per field; the `grpo:` and
 `lora:` sections are passed through to `trl.GRPOConfig` / `peft.LoraConfig` as they are
 (unknown keys are refused there with one sentence). This module reads settings only.
 """
@@ -13,8 +14,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from assistant.cli.errors import UserError
-from assistant.config import REPO_CONFIGS, merge, read_yaml
+from pydantic import ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from assistant.config import REPO_CONFIGS, describe, merge, read_yaml
+from assistant.errors import UserError
+from assistant.settings import TrainSection
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
 
@@ -28,7 +33,7 @@ def _on_gpu() -> bool:
         return False
 
 
-@dataclass
+@pydantic_dataclass
 class DatasetSettings:
     k: int = 4
     """Max-variance down-sampling keeps at most this many trajectories per task."""
@@ -44,7 +49,7 @@ class DatasetSettings:
     """Session sources used as training data (never `eval`)."""
 
 
-@dataclass
+@pydantic_dataclass
 class RewardSettings:
     thinking: bool = False
     """The policy thinks in `<think>...</think>`; a missing or repeated `</think>` is malformed."""
@@ -62,7 +67,7 @@ class RewardSettings:
     """Pause before each re-run (doubles every time)."""
 
 
-@dataclass
+@pydantic_dataclass
 class GateSettings:
     turns: int = 3
     """Turns of the paired multi-turn sessions on the validation tasks."""
@@ -82,7 +87,7 @@ class GateSettings:
     """Seeds the task subset and the bootstrap."""
 
 
-@dataclass
+@pydantic_dataclass
 class NightlySettings:
     min_sessions: int = 8
     """Fewer new sessions than this: the run is skipped and nothing trains."""
@@ -103,7 +108,10 @@ def _build(cls: type, data: dict[str, Any] | None, section: str) -> Any:
     if unknown:
         raise UserError(f"configs/train.yaml: unknown key(s) {', '.join(unknown)} in '{section}'; "
                         f"known keys are {', '.join(sorted(known))}")
-    return cls(**data)
+    try:
+        return cls(**data)
+    except ValidationError as exc:
+        raise UserError(describe(exc, prefix=("train", section))) from None
 
 
 @dataclass
@@ -126,11 +134,12 @@ class TrainSettings:
         return {k: v for k, v in self.raw.items() if k != "profiles"} | {"profile": self.profile}
 
 
-def load_train_settings(cfg: dict[str, Any] | None = None, profile: str | None = None,
+def load_train_settings(section: TrainSection | None = None, profile: str | None = None,
                         path: Path | None = None) -> TrainSettings:
-    """Settings for `profile` (default: the configured one; `auto` picks gpu or cpu-small)."""
+    """Settings for `profile` (default: the configured one; `auto` picks gpu or cpu-small),
+    with the user's overrides from the `train:` settings `section`."""
     base = read_yaml(path or TRAIN_CONFIG)
-    user = dict((cfg or {}).get("train") or {})
+    user = section.overrides() if section is not None else {}
     profiles = merge(base.get("profiles") or {}, user.get("profiles") or {})
     name = profile or str(user.get("profile") or base.get("profile") or "auto")
     if name == "auto":

@@ -1,52 +1,45 @@
 """The `cobalt` command line: one argparse parser, one module per command group.
 
-Each module in `COMMAND_MODULES` exposes `register(subparsers)`, which adds its parser(s)
-and sets `func(args, cfg) -> int`. Errors that a user can fix are raised as `UserError`
-(or any exception listed in `USER_ERRORS`) and printed as one sentence with exit code 1;
-no bare tracebacks reach the terminal unless COBALT_DEBUG=1.
+The assistant's command modules are imported here by name; other packages add commands
+through the `cobalt.commands` entry-point group (the trainer's are declared in
+pyproject.toml), so this package imports nothing above it. Each command module exposes
+`register(subparsers)`, which adds its parser(s) and sets `func(args, settings) -> int`
+(settings: `assistant.settings.Settings`, loaded once here by `assistant.config.load_settings`).
+Errors that a user can fix (`assistant.errors.user_error_types`) are printed as one
+sentence with exit code 1; no bare tracebacks reach the terminal unless COBALT_DEBUG=1.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
+from importlib.metadata import entry_points
 from typing import Any, Callable
 
-from assistant.cli.errors import UserError, user_error_types
-from assistant.config import load_config
+from assistant.cli import (bench_cmd, collect_cmd, debug_cmd, models_cmd, sandbox_cmd, serve_cmd, solve_cmd,
+                           trajectories_cmd, tui_cmd)
+from assistant.errors import UserError, user_error_types
 
-COMMAND_MODULES = [
-    "assistant.cli.models_cmd",
-    "assistant.cli.serve_cmd",
-    "assistant.cli.sandbox_cmd",
-    "assistant.cli.bench_cmd",
-    "assistant.cli.solve_cmd",
-    "assistant.cli.debug_cmd",
-    "assistant.cli.trajectories_cmd",
-    "assistant.cli.collect_cmd",
-    "assistant.cli.tui_cmd",
-    "trainer.cli.eval_cmd",
-    "trainer.cli.dataset_cmd",
-    "trainer.cli.train_cmd",
-    "trainer.cli.retrain_cmd",
-    "trainer.cli.adapters_cmd",
+COMMAND_GROUP = "cobalt.commands"
+Register = Callable[[argparse._SubParsersAction], None]
+ASSISTANT_COMMANDS: list[Register] = [
+    models_cmd.register, serve_cmd.register, sandbox_cmd.register, bench_cmd.register, solve_cmd.register,
+    debug_cmd.register, trajectories_cmd.register, collect_cmd.register, tui_cmd.register,
 ]
+
+
+def plugin_commands() -> list[Register]:
+    """The `register` functions of the installed `cobalt.commands` entry points."""
+    return [point.load() for point in entry_points(group=COMMAND_GROUP)]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cobalt", description="A self-improving coding assistant.")
     parser.add_argument("--config", help="YAML file deep-merged over configs/default.yaml")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # a command group not written yet
-                continue
-            raise
-        module.register(sub)
+    for register in [*ASSISTANT_COMMANDS, *plugin_commands()]:
+        register(sub)
     return parser
 
 
@@ -54,16 +47,17 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     parser = build_parser()
     args = parser.parse_args(argv)
-    func: Callable[[argparse.Namespace, dict[str, Any]], int] | None = getattr(args, "func", None)
+    func: Callable[[argparse.Namespace, Any], int] | None = getattr(args, "func", None)
     try:
-        cfg = load_config(args.config)
+        from assistant.config import load_settings
+
+        settings = load_settings(args.config)
         if func is None:
-            tui = getattr(args, "command", None) is None and _tui_entry()
-            if tui:
-                return tui(args, cfg)
+            if getattr(args, "command", None) is None:
+                return tui_cmd.run_default(args, settings)
             parser.print_help()
             return 0
-        return int(func(args, cfg) or 0)
+        return int(func(args, settings) or 0)
     except KeyboardInterrupt:
         print("cobalt: interrupted", file=sys.stderr)
         return 130
@@ -72,14 +66,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"cobalt: error: {exc}", file=sys.stderr)
         return 1
-
-
-def _tui_entry() -> Callable[[argparse.Namespace, dict[str, Any]], int] | None:
-    try:
-        module = importlib.import_module("assistant.cli.tui_cmd")
-    except ModuleNotFoundError:
-        return None
-    return module.run_default
 
 
 __all__ = ["main", "build_parser", "UserError"]

@@ -1,42 +1,33 @@
 """`cobalt bench sandbox|serve|turn|train`: benchmarks that measure alternatives side by side in
-one run and print ratios. Each target module exposes `add_arguments(parser)` and
-`main(args, cfg) -> int`; it is imported only when its benchmark runs."""
+one run and print ratios. Each target module exposes `HELP` (one line), `add_arguments(parser)`
+and `main(args, settings) -> int`. The sandbox's and the assistant's targets are imported here;
+other packages add theirs through the `cobalt.benchmarks` entry-point group (the trainer's
+`train` is declared in pyproject.toml)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
-from typing import Any
+from importlib.metadata import entry_points
+from types import ModuleType
 
-TARGETS = {
-    "sandbox": ("sandbox.bench", "warm pool vs docker run per program/test vs bare python3"),
-    "serve": ("assistant.bench_serve", "vLLM single and concurrent tok/s vs transformers generate"),
-    "turn": ("assistant.bench_turn", "seconds per graded turn with each latency change on and off"),
-    "train": ("trainer.bench", "seconds per example: bandit GRPO vs multi-turn online GRPO"),
-}
+from assistant import bench_serve, bench_turn
+from sandbox import bench as sandbox_bench
+
+BENCHMARK_GROUP = "cobalt.benchmarks"
+
+
+def targets() -> dict[str, ModuleType]:
+    """Every benchmark by name: the built-in ones, then the installed entry points."""
+    found = {"sandbox": sandbox_bench, "serve": bench_serve, "turn": bench_turn}
+    found.update({point.name: point.load() for point in entry_points(group=BENCHMARK_GROUP)})
+    return found
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     bench = sub.add_parser("bench", help="run a benchmark")
-    targets = bench.add_subparsers(dest="target", metavar="TARGET", required=True)
-    for name, (module_name, help_text) in TARGETS.items():
-        parser = targets.add_parser(name, help=help_text)
+    names = bench.add_subparsers(dest="target", metavar="TARGET", required=True)
+    for name, module in targets().items():
+        parser = names.add_parser(name, help=module.HELP)
         parser.add_argument("--json", action="store_true", help="print one JSON object")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            parser.set_defaults(func=_missing(name))
-            continue
         module.add_arguments(parser)
         parser.set_defaults(func=module.main)
-
-
-def _missing(name: str):
-    def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-        from assistant.cli.errors import UserError
-
-        raise UserError(f"the {name} benchmark is not available in this version")
-
-    return run

@@ -9,17 +9,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assistant.cli.runtime import open_client, open_sandbox, positive_int, session_progress
 from assistant.cli.trajectories_cmd import print_stats
 from assistant.collect import collect
+from assistant.console import positive_int, session_progress
 from assistant.problem_loader import load_problems
 from assistant.problems import ProblemError
-from assistant.settings import LoopSettings
-from assistant.splits import SPLITS, SplitRule, select
+from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
+from assistant.splits import SPLITS, select
 from assistant.stats import stats
-from assistant.store import Store
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,23 +40,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    problems = select(load_problems(args.problems), args.split, SplitRule.from_config(cfg), args.limit)
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    problems = select(load_problems(args.problems), args.split, settings.eval.split, args.limit)
     if not problems:
         raise ProblemError(f"{args.problems}: the {args.split!r} split holds no problems")
-    settings = LoopSettings.from_config(cfg, turns=args.turns)
+    loop = settings.loop.with_turns(args.turns)
     if args.temperature is not None:
-        settings.temperature = [args.temperature]
-    section = cfg.get("collect") or {}
-    samples = args.samples or int(section.get("samples", 4))
-    concurrency = args.concurrency or int(section.get("concurrency", 4))
-    client = open_client(cfg, args.model, quiet=args.json)
-    sandbox = open_sandbox(cfg)
+        loop = loop.merged({"temperature": [args.temperature]})
+    section = settings.collect
+    samples = args.samples or section.samples
+    concurrency = args.concurrency or section.concurrency
+    client = open_client(settings, args.model, progress=None if args.json else to_stderr)
+    sandbox = open_sandbox(settings)
     try:
-        with Store.open(cfg) as store, session_progress(f"collect {client.display_name}", args.json) as (
+        with open_store(settings) as store, session_progress(f"collect {client.display_name}", args.json) as (
                 on_plan, on_session):
-            report = collect(problems, client, sandbox, store, settings, samples=samples,
-                             concurrency=concurrency, abort_after=int(section.get("abort_after_errors", 3)),
+            report = collect(problems, client, sandbox, store, loop, samples=samples,
+                             concurrency=concurrency, abort_after=section.abort_after_errors,
                              on_session=on_session, on_plan=on_plan)
             summary = stats(store, model=client.display_name, source="collect")
     finally:

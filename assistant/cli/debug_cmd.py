@@ -8,16 +8,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from assistant import feedback
-from assistant.cli.runtime import (add_output_flags, open_client, open_sandbox, positive_int, printer, session_json,
-                                   sigterm_as_interrupt)
+from assistant.cli.common import add_output_flags, printer, session_json, sigterm_as_interrupt
+from assistant.console import positive_int
 from assistant.debug import apply_fix, best_turn, debug_problem, project_root, unified_diff
 from assistant.recorder import record
+from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
 from assistant.session import Session, grade
-from assistant.settings import LoopSettings
-from assistant.store import Store
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,14 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     file = Path(args.file)
     root = Path(args.project).resolve() if args.project else project_root(file) if file.exists() else None
     problem = debug_problem(file, args.test, root)
     original = problem.starter_code
-    settings = LoopSettings.from_config(cfg, turns=args.turns)
+    loop = settings.loop.with_turns(args.turns)
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
-    sandbox = open_sandbox(cfg)
+    sandbox = open_sandbox(settings)
     try:
         before, _ = grade(sandbox, problem, original)
         if before.all_passed:
@@ -50,10 +52,10 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         problem = debug_problem(file, args.test, root, feedback.render(before))
         say(f"{problem.target_file} in {problem.project_dir}: {sum(t.passed for t in before.tests)}"
             f"/{len(before.tests)} tests pass now")
-        client = open_client(cfg, args.model, quiet=args.json)
-        live = printer(args, settings.turns, 0, 0)
-        with Store.open(cfg) as store, sigterm_as_interrupt():
-            session = record(Session(problem, client, sandbox, settings, source="debug", stream=live is not None), store)
+        client = open_client(settings, args.model, progress=None if args.json else to_stderr)
+        live = printer(args, loop.turns, 0, 0)
+        with open_store(settings) as store, sigterm_as_interrupt():
+            session = record(Session(problem, client, sandbox, loop, source="debug", stream=live is not None), store)
             if live is not None:
                 session.subscribe(live)
             session.run()

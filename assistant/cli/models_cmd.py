@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from assistant import models
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,14 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.set_defaults(func=_import)
 
 
-def _prepare(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def _prepare(args: argparse.Namespace, settings: Settings) -> int:
     for name in args.names:
-        models.prepare(name, cfg, force=args.force)
+        models.prepare(name, settings.paths, force=args.force)
     return 0
 
 
-def _list(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    rows = models.list_models(cfg)
+def _list(args: argparse.Namespace, settings: Settings) -> int:
+    rows = models.list_models(settings.paths)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -42,6 +45,6 @@ def _list(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     return 0
 
 
-def _import(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    models.import_model(args.source, args.name, cfg)
+def _import(args: argparse.Namespace, settings: Settings) -> int:
+    models.import_model(args.source, args.name, settings.paths)
     return 0

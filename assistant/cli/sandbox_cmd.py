@@ -11,10 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
+from assistant.runtime import open_sandbox
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 FIELD_CHARS = 400
 
@@ -43,30 +48,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.set_defaults(func=cmd_run)
 
 
-def _sandbox_section(cfg: dict[str, Any]) -> dict[str, Any]:
-    return dict(cfg.get("sandbox") or {})
-
-
-def cmd_build(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     from sandbox.engine import connect
     from sandbox.image import build_image
 
-    tag = build_image(connect(), _sandbox_section(cfg).get("image"), force=args.force,
+    tag = build_image(connect(), settings.sandbox.image, force=args.force,
                       offline=True if args.offline else None, progress=lambda line: print(line, flush=True))
     print(tag)
     return 0
 
 
-def cmd_check(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    from sandbox import Sandbox, TestCase
+def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
+    from sandbox import TestCase
     from sandbox.engine import connect
 
     client = connect()
     version = client.version()
     print(f"engine: Docker {version.get('Version', '?')} (API {version.get('ApiVersion', '?')})")
-    section = _sandbox_section(cfg)
     start = time.monotonic()
-    with Sandbox.from_config(section, client=client, pool_size=1, concurrency=1) as box:
+    with open_sandbox(settings, client=client, pool_size=1, concurrency=1) as box:
         print(f"image: {box.image} present; transport: {box.transport}")
         result = box.run("print(sum(map(int, input().split())))", [TestCase(input="2 3\n", output="5\n")])
     took = time.monotonic() - start
@@ -95,8 +95,8 @@ def _load_tests(path: str) -> list:
         raise UserError(f"tests file {path}: {exc}") from None
 
 
-def cmd_run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    from sandbox import Limits, Project, Sandbox
+def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    from sandbox import Project
 
     try:
         program = Path(args.program).read_bytes()
@@ -108,11 +108,8 @@ def cmd_run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         if not (args.project and args.target):
             raise UserError("the pytest kind needs --project DIR and --target FILE")
         project = Project(args.project, args.target, args.test_command)
-    section = _sandbox_section(cfg)
-    limits = Limits.from_dict(section.get("limits"))
-    if args.timeout:
-        limits.timeout_s = args.timeout
-    with Sandbox.from_config(section, limits=limits, pool_size=1, concurrency=1) as box:
+    limits = replace(settings.sandbox.limits, **({"timeout_s": args.timeout} if args.timeout else {}))
+    with open_sandbox(settings, limits=limits, pool_size=1, concurrency=1) as box:
         try:
             result = box.run(program, tests, args.kind, project=project)
         except ValueError as exc:

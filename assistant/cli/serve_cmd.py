@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant import server
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,26 +25,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_serve)
 
 
-def _serve(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    if args.port:
-        cfg["server"]["port"] = args.port
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    paths, model = settings.paths, args.model or settings.model.name
+    section = settings.server.model_copy(update={"port": args.port}) if args.port else settings.server
     if args.status:
-        info = server.running(cfg)
+        info = server.running(paths)
         print(json.dumps(info.__dict__ | {"url": info.url}) if info else "no server is running")
         return 0 if info else 1
     if args.stop:
-        info = server.stop(cfg)
+        info = server.stop(paths)
         print(f"stopped {info.model} at {info.url}" if info else "no server was running")
         return 0
     if args.detach:
-        info = server.ensure(cfg, args.model, merged=True)
+        info = server.ensure(section, paths, model, merged=True)
         print(f"serving {info.model} at {info.api_base} (pid {info.pid})")
         return 0
-    existing = server.running(cfg)
+    existing = server.running(paths)
     if existing is not None:
         print(f"a server for {existing.model} already runs at {existing.url} (pid {existing.pid})")
         return 0
-    info, proc = server.start(cfg, args.model, merged=True)
+    info, proc = server.start(section, paths, model, merged=True)
     print(f"serving {info.model} at {info.api_base}; Ctrl-C to stop")
 
     def _terminate(signum: int, frame: Any) -> None:
@@ -55,5 +58,5 @@ def _serve(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     except KeyboardInterrupt:
         print("stopping the server ...")
         server.stop_process(proc)
-        server.stop(cfg)
+        server.stop(paths)
         return 0

@@ -8,16 +8,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-from assistant.cli.runtime import (add_output_flags, open_client, open_sandbox, positive_int, printer, session_json,
-                                   sigterm_as_interrupt)
+from assistant.cli.common import add_output_flags, printer, session_json, sigterm_as_interrupt
+from assistant.console import positive_int
 from assistant.problem_loader import load_problem
 from assistant.recorder import record
+from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
 from assistant.session import Session
-from assistant.settings import LoopSettings
-from assistant.store import Store
 from assistant.trajectory import PASSED, UNSOLVED
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,18 +31,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     problem = load_problem(args.problem)
-    settings = LoopSettings.from_config(cfg, turns=args.turns)
-    client = open_client(cfg, args.model, quiet=args.json)
-    sandbox = open_sandbox(cfg)
-    live = printer(args, settings.turns, len(problem.public_tests), len(problem.hidden_tests))
+    loop = settings.loop.with_turns(args.turns)
+    client = open_client(settings, args.model, progress=None if args.json else to_stderr)
+    sandbox = open_sandbox(settings)
+    live = printer(args, loop.turns, len(problem.public_tests), len(problem.hidden_tests))
     try:
-        with Store.open(cfg) as store, sigterm_as_interrupt():
-            session = record(Session(problem, client, sandbox, settings, source="cli", stream=live is not None), store)
+        with open_store(settings) as store, sigterm_as_interrupt():
+            session = record(Session(problem, client, sandbox, loop, source="cli", stream=live is not None), store)
             if not args.json:
                 print(f"{problem.id}: {problem.title} · {problem.kind} · model {client.display_name}"
-                      f" · up to {settings.turns} turns")
+                      f" · up to {loop.turns} turns")
             if live is not None:
                 session.subscribe(live)
             status = session.run()

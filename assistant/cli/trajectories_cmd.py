@@ -8,14 +8,18 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant import records
-from assistant.cli.errors import UserError
-from assistant.cli.runtime import positive_int
+from assistant.console import positive_int
+from assistant.errors import UserError
+from assistant.runtime import open_store
 from assistant.stats import stats
 from assistant.store import Store, StoreError
 from assistant.trajectory import SOURCES, STATUSES, SessionRecord
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def _filters(parser: argparse.ArgumentParser) -> None:
@@ -54,8 +58,8 @@ def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
 
 
-def _list(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    with Store.open(cfg) as store:
+def _list(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
         rows = store.sessions(problem_id=args.problem, model=args.model, source=args.source,
                               status=args.status, limit=args.limit)
     if args.json:
@@ -72,8 +76,8 @@ def _list(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     return 0
 
 
-def _show(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    with Store.open(cfg) as store:
+def _show(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
         record = store.session(args.session_id)
     if args.json:
         out = record.summary() | {"meta": record.meta, "problem": record.problem.to_dict() if record.problem else None,
@@ -105,9 +109,9 @@ def _print_session(record: SessionRecord) -> None:
         print(turn.feedback)
 
 
-def _export(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def _export(args: argparse.Namespace, settings: Settings) -> int:
     filters = {"problem_id": args.problem, "model": args.model, "source": args.source}
-    with Store.open(cfg) as store:
+    with open_store(settings) as store:
         items = list(records.export_records(store, **filters))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as out:
@@ -119,7 +123,7 @@ def _export(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     return 0
 
 
-def _import(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def _import(args: argparse.Namespace, settings: Settings) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise UserError(f"{path}: no such file")
@@ -128,14 +132,14 @@ def _import(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: cannot be read ({exc})") from None
     sessions = records.read_jsonl(lines, str(path))  # validates everything before writing
-    with Store.open(cfg) as store:
+    with open_store(settings) as store:
         added, skipped = records.import_sessions(store, sessions)
     print(f"imported {added} session(s); {skipped} already stored")
     return 0
 
 
-def _stats(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    with Store.open(cfg) as store:
+def _stats(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
         result = stats(store, model=args.model, source=args.source, problem_id=args.problem)
     if args.json:
         print(json.dumps(result))

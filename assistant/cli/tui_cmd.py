@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-from assistant.cli.errors import UserError
-from assistant.cli.runtime import positive_int
-from assistant.settings import LoopSettings
+from assistant.console import positive_int
+from assistant.errors import UserError
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,14 +26,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     if not _terminal():
         raise UserError("the TUI needs a terminal; use `cobalt solve PROBLEM` for a headless run")
     from assistant.tui import CobaltApp, Services
 
-    services = Services(cfg, getattr(args, "model", None))
-    settings = LoopSettings.from_config(cfg, turns=getattr(args, "turns", None))
-    app = CobaltApp(services, settings, problem=getattr(args, "problem", None))
+    services = Services(settings, getattr(args, "model", None))
+    loop = settings.loop.with_turns(getattr(args, "turns", None))
+    app = CobaltApp(services, loop, problem=getattr(args, "problem", None))
     # SIGTERM/SIGHUP (a closed terminal, `timeout`): stop the loop as ctrl+c in the app does
     previous = {sig: signal.signal(sig, lambda *_: app.call_later(app.stop_and_exit))
                 for sig in (signal.SIGTERM, signal.SIGHUP)}
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     return int(code or 0)
 
 
-def run_default(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def run_default(args: argparse.Namespace, settings: Settings) -> int:
     """`cobalt` with no command: the TUI with no problem open (the help text when no
     terminal is attached, e.g. `cobalt | less`)."""
     if not _terminal():
@@ -55,7 +57,7 @@ def run_default(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
 
         build_parser().print_help()
         return 0
-    return run(args, cfg)
+    return run(args, settings)
 
 
 def _terminal() -> bool:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from assistant import runtime
+from assistant.settings import Settings
 from assistant.store import Store
 
 Progress = Callable[[str], None]
@@ -21,12 +23,12 @@ SandboxFactory = Callable[[], Any]
 class Services:
     """Lazily opened client, sandbox and store; every getter is thread-safe."""
 
-    def __init__(self, cfg: dict[str, Any], model: str | None = None, *,
+    def __init__(self, settings: Settings, model: str | None = None, *,
                  client_factory: ClientFactory | None = None,
                  sandbox_factory: SandboxFactory | None = None,
                  store: Store | None = None) -> None:
-        self.cfg = cfg
-        self.model_name = model or str((cfg.get("model") or {}).get("name") or "-")
+        self.settings = settings
+        self.model_name = model or settings.model.name or "-"
         self._client_factory = client_factory or self._resolve_client
         self._sandbox_factory = sandbox_factory or self._open_sandbox
         self._owns_sandbox = sandbox_factory is None
@@ -39,14 +41,11 @@ class Services:
         self.server_state = "not started"
 
     def _resolve_client(self, progress: Progress) -> Any:
-        from assistant.server import resolve_client
-
-        return resolve_client(self.cfg, self.model_name if self.model_name != "-" else None, progress=progress)
+        return runtime.open_client(self.settings, self.model_name if self.model_name != "-" else None,
+                                   progress=progress)
 
     def _open_sandbox(self) -> Any:
-        from sandbox import Sandbox
-
-        return Sandbox.from_config(self.cfg.get("sandbox") or {})
+        return runtime.open_sandbox(self.settings)
 
     def client(self, progress: Progress = lambda _: None) -> Any:
         """The model client; the first call may start the server (blocks; call from a worker)."""
@@ -76,7 +75,7 @@ class Services:
 
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.cfg)
+            self._store = runtime.open_store(self.settings)
         return self._store
 
     def close(self) -> None:

@@ -33,8 +33,8 @@ class Stalls(ScriptedClient):
         return super().request_kwargs(messages)
 
 client = Stalls([answer({first!r})])
-import assistant.server
-assistant.server.resolve_client = lambda cfg, model=None, **kw: client
+import assistant.connect
+assistant.connect.resolve_client = lambda settings, model=None, **kw: client
 from assistant.cli import main
 sys.exit(main(sys.argv[1:]))
 """

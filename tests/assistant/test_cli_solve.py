@@ -18,7 +18,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "problems" / "sum-t
 
 
 def use_model(monkeypatch: pytest.MonkeyPatch, client: Any) -> None:
-    monkeypatch.setattr("assistant.server.resolve_client", lambda cfg, model=None, **kw: client)
+    monkeypatch.setattr("assistant.connect.resolve_client", lambda cfg, model=None, **kw: client)
 
 
 def _bad(tmp_path: Path, change: dict[str, Any]) -> Path:

@@ -99,13 +99,14 @@ def test_collect_stops_when_the_model_keeps_failing(cobalt_home: Path, monkeypat
 
 def test_collect_cli_takes_a_split(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from assistant.splits import SplitRule, split_ids
+    from assistant.config import load_settings
+    from assistant.splits import split_ids
 
     use_model(monkeypatch, OracleClient(0))
     assert main(["collect", "humaneval", "--split", "train", "--limit", "3", "--samples", "1", "--turns", "2",
                  "--json"]) == 0
     capsys.readouterr()
-    ids = split_ids([row["task_id"] for row in _humaneval_rows()], SplitRule.from_config())
+    ids = split_ids([row["task_id"] for row in _humaneval_rows()], load_settings().eval.split)
     with Store.open() as store:
         collected = {s.problem_id for s in store.sessions(source="collect")}
     train_order = [row["task_id"] for row in _humaneval_rows() if row["task_id"] in set(ids["train"])]

@@ -3,8 +3,6 @@ block (litellm's scripted streams here; the real server in test_server.py)."""
 
 from __future__ import annotations
 
-import asyncio
-
 from assistant import extract
 from loop_fakes import ScriptedClient
 
@@ -23,10 +21,9 @@ def test_the_stream_ends_at_the_closing_fence_and_keeps_the_program() -> None:
     assert result.first_token_s is not None and result.first_token_s <= result.latency_s
 
 
-def test_without_on_token_and_async_the_same_cut_applies() -> None:
+def test_without_on_token_the_same_cut_applies() -> None:
     cut = extract.cut_at_answer(REPLY)
     assert ScriptedClient([REPLY]).chat([{"role": "user", "content": "sum"}]).text == cut
-    assert asyncio.run(ScriptedClient([REPLY]).achat([{"role": "user", "content": "sum"}])).text == cut
 
 
 def test_the_stop_can_be_switched_off_and_leaves_open_answers_alone() -> None:

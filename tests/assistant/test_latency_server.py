@@ -4,15 +4,13 @@ counted, and a server that refuses speculative decoding is started again without
 
 from __future__ import annotations
 
-import copy
-import re
 import time
 from typing import Any, Iterator
 
-import httpx
 import pytest
 
 from assistant import extract, models, server
+from assistant.bench_turn import metric
 from assistant.llm import ChatClient
 from tests.conftest import free_port
 
@@ -23,18 +21,14 @@ PROMPT = [{"role": "user", "content": "Write a Python function that adds two num
                                       "then explain it in detail."}]
 
 
-def metric(api_base: str, name: str) -> float:
-    text = httpx.get(api_base.removesuffix("/v1") + "/metrics", timeout=10).text
-    return sum(float(v) for v in re.findall(rf"^{re.escape(name)}\{{[^}}]*\}} (\S+)$", text, re.MULTILINE))
-
-
 @pytest.fixture(scope="module")
-def smol(tmp_path_factory: pytest.TempPathFactory, test_config: dict[str, Any]) -> Iterator[server.ServerInfo]:
-    if not models.is_prepared("smollm2", test_config):
-        models.prepare("smollm2", test_config)
-    home = tmp_path_factory.mktemp("smol-server-home")
-    cfg = {**test_config, "paths": {**test_config["paths"], "data_dir": str(home)}}
-    info, proc = server.start(cfg, "smollm2", port=free_port(), progress=lambda _: None)
+def smol(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator[server.ServerInfo]:
+    from assistant.settings import PathsSettings
+
+    if not models.is_prepared("smollm2", test_config.paths):
+        models.prepare("smollm2", test_config.paths)
+    paths = PathsSettings(data_dir=tmp_path_factory.mktemp("smol-server-home"), cache_dir=test_config.paths.cache_dir)
+    info, proc = server.start(test_config.server, paths, "smollm2", port=free_port(), progress=lambda _: None)
     try:
         yield info
     finally:
@@ -71,11 +65,11 @@ def test_ngram_speculative_decoding_runs_and_is_counted(smol: server.ServerInfo)
     assert metric(smol.api_base, "vllm:spec_decode_num_accepted_tokens_total") > 0
 
 
-def test_a_server_refusing_speculative_decoding_starts_without_it(test_config: dict[str, Any], cobalt_home) -> None:
-    cfg = copy.deepcopy(test_config)
-    cfg["server"]["speculative"] = {"enabled": True, "method": "no-such-proposer", "num_speculative_tokens": 2}
+def test_a_server_refusing_speculative_decoding_starts_without_it(home_config: Any) -> None:
+    refused = home_config.server.speculative.model_copy(update={"method": "no-such-proposer"})
+    section = home_config.server.model_copy(update={"speculative": refused})
     lines: list[str] = []
-    info, proc = server.start(cfg, "tiny", port=free_port(), progress=lines.append)
+    info, proc = server.start(section, home_config.paths, "tiny", port=free_port(), progress=lines.append)
     try:
         assert not info.speculative
         assert any("without" in line for line in lines)
@@ -85,13 +79,15 @@ def test_a_server_refusing_speculative_decoding_starts_without_it(test_config: d
         server.stop_process(proc)
 
 
-def test_the_options_can_be_switched_off(test_config: dict[str, Any]) -> None:
+def test_the_options_can_be_switched_off(test_config: Any) -> None:
     from pathlib import Path
 
-    cfg = copy.deepcopy(test_config["server"])
-    on, _ = server.command(Path("/m"), "m", cfg, 1)
+    on, env = server.command(Path("/m"), "m", test_config.server, 1)
     assert "--speculative-config" in on and "--enable-prefix-caching" in on
-    cfg["speculative"]["enabled"], cfg["prefix_caching"] = False, False
-    off, _ = server.command(Path("/m"), "m", cfg, 1)
+    section = test_config.server.model_copy(update={
+        "speculative": test_config.server.speculative.model_copy(update={"enabled": False}),
+        "prefix_caching": False, "preload": []})
+    off, env_off = server.command(Path("/m"), "m", section, 1)
     assert "--speculative-config" not in off and "--no-enable-prefix-caching" in off
-    assert server.server_options.variants(cfg) == [False]
+    assert server.server_options.variants(section) == [False]
+    assert "libtcmalloc" not in env_off.get("LD_PRELOAD", "")

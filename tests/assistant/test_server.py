@@ -23,7 +23,7 @@ def test_chat_completion_through_litellm(tiny_server) -> None:
 
 
 def test_lora_adapter_changes_output_and_unloads(tiny_server, tmp_path: Path) -> None:
-    base_dir = models.resolve("tiny", tiny_server.cfg)
+    base_dir = models.resolve("tiny", tiny_server.cfg.paths)
     adapter = make_random_adapter(base_dir, tmp_path / "adapter")
     base_text = tiny_server.chat_client(max_tokens=24).chat(PROMPT, temperature=0.0).text
 
@@ -53,69 +53,18 @@ def test_unreachable_server_is_one_sentence() -> None:
         client.chat(PROMPT)
 
 
-def test_busy_port_is_refused(tiny_server, test_config, cobalt_home) -> None:
-    cfg = {**test_config, "server": {**test_config["server"], "port": tiny_server.info.port}}
+def test_busy_port_is_refused(tiny_server, home_config) -> None:
+    busy = home_config.server.model_copy(update={"port": tiny_server.info.port})
     with pytest.raises(server.ServerError, match="busy"):
-        server.start(cfg, "tiny", progress=lambda _: None)
+        server.start(busy, home_config.paths, "tiny", progress=lambda _: None)
 
 
-def test_server_dying_during_startup_is_reported(test_config, cobalt_home, tmp_path: Path) -> None:
+def test_server_dying_during_startup_is_reported(home_config, tmp_path: Path) -> None:
     broken = tmp_path / "broken-model"
     broken.mkdir()
     (broken / "config.json").write_text('{"model_type": "qwen2", "architectures": ["NoSuchArch"]}')
     from tests.conftest import free_port
 
     with pytest.raises(server.ServerError, match="exited during start-up"):
-        server.start(test_config, str(broken), port=free_port(), progress=lambda _: None)
-    assert server.running(test_config) is None
-
-
-def test_resolve_unknown_and_missing_models(test_config, cobalt_home) -> None:
-    with pytest.raises(models.ModelError, match="unknown model"):
-        server.resolve_client(test_config, "no-such-model")
-    with pytest.raises(models.ModelError, match="no model checkpoint"):
-        server.resolve_client(test_config, "./does/not/exist")
-    client = server.resolve_client(test_config, "openai/gpt-4o-mini")
-    assert client.api_base is None and client.model == "openai/gpt-4o-mini"
-
-
-def test_resolve_client_serves_the_promoted_adapter(tiny_server, tmp_path: Path) -> None:
-    import json
-
-    adapter = make_random_adapter(models.resolve("tiny", tiny_server.cfg), tmp_path / "promoted", seed=3)
-    current = tiny_server.home / "adapters" / "current.json"
-    current.parent.mkdir(parents=True, exist_ok=True)
-    current.write_text(json.dumps({"tiny": {"version": 7, "name": "tiny-v7", "path": str(adapter)}}))
-    try:
-        client = server.resolve_client(tiny_server.cfg, "tiny", progress=lambda _: None)
-        assert client.model == "hosted_vllm/tiny-v7" and client.adapter_version == "tiny-v7"
-        assert "tiny-v7" in server.served_models(tiny_server.api_base)  # hot-loaded on demand
-        assert client.chat(PROMPT, max_tokens=8).text
-        base = server.resolve_client(tiny_server.cfg, "tiny", adapter="base", progress=lambda _: None)
-        assert base.model == "hosted_vllm/tiny" and base.adapter_version is None
-    finally:
-        current.unlink()
-        server.unload_adapter(tiny_server.api_base, "tiny-v7")
-
-
-def test_resolve_client_loads_a_registered_version_on_demand(tiny_server, tmp_path: Path) -> None:
-    import json
-
-    registered = tiny_server.home / "adapters" / "v9"
-    make_random_adapter(models.resolve("tiny", tiny_server.cfg), registered, seed=5)
-    (registered / "cobalt-adapter.json").write_text(json.dumps({"base_model": "tiny", "version": 9}))
-    try:
-        client = server.resolve_client(tiny_server.cfg, "tiny", adapter="v9", progress=lambda _: None)
-        assert client.model == "hosted_vllm/tiny-v9" and client.adapter_version == "tiny-v9"
-        assert "tiny-v9" in server.served_models(tiny_server.api_base)
-        again = server.resolve_client(tiny_server.cfg, "tiny", adapter="tiny-v9", progress=lambda _: None)
-        assert again.model == "hosted_vllm/tiny-v9"  # already served: reused, not loaded twice
-        assert again.chat(PROMPT, max_tokens=8).text
-        for wrong in ("v10", "other-v9", "latest"):
-            with pytest.raises(server.ServerError, match="neither loaded in the server nor a registered version"):
-                server.resolve_client(tiny_server.cfg, "tiny", adapter=wrong, progress=lambda _: None)
-    finally:
-        server.unload_adapter(tiny_server.api_base, "tiny-v9")
-        import shutil
-
-        shutil.rmtree(registered)
+        server.start(home_config.server, home_config.paths, str(broken), port=free_port(), progress=lambda _: None)
+    assert server.running(home_config.paths) is None

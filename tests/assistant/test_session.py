@@ -115,10 +115,10 @@ def test_model_error_ends_the_session_and_keeps_finished_turns(cobalt_home: Path
         assert failing.run() == MODEL_ERROR and store.counts() == (1, 1)
 
 
-def test_sandbox_error_ends_the_session_with_a_clear_message(cobalt_home: Path, test_config: dict) -> None:
+def test_sandbox_error_ends_the_session_with_a_clear_message(cobalt_home: Path, test_config: Any) -> None:
     from sandbox import Sandbox
 
-    box = Sandbox.from_config(test_config["sandbox"], pool_size=1)
+    box = Sandbox.from_config(test_config.sandbox, pool_size=1)
     client = ScriptedClient([answer(WRONG_SUM), answer(RIGHT_SUM)])
     with Store.open() as store:
         session, _ = _session(client, box, store)
@@ -149,15 +149,15 @@ def test_resume_a_stored_session_and_add_a_human_turn(cobalt_home: Path, sandbox
 KILLED = textwrap.dedent("""
     import sys
     sys.path[:0] = [{repo!r}, {tests!r}]
-    from assistant.config import load_config
+    from assistant.config import load_settings
     from assistant.recorder import record
     from assistant.session import Session
     from assistant.settings import LoopSettings
     from assistant.store import Store
     from loop_fakes import ScriptedClient, answer, sum_problem, WRONG_SUM
     from sandbox import Sandbox
-    cfg = load_config()
-    box = Sandbox.from_config(cfg["sandbox"], pool_size=1)
+    cfg = load_settings()
+    box = Sandbox.from_config(cfg.sandbox, pool_size=1)
     replies = [answer(WRONG_SUM), answer("print(-1)"), answer("import time\\ntime.sleep(60)")]
     record(Session(sum_problem(), ScriptedClient(replies), box, LoopSettings(turns=5)), Store(sys.argv[1])).run()
 """)

@@ -13,10 +13,9 @@ import yaml
 from trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
 
 from assistant.cli import main
-from assistant.config import load_config
+from assistant.config import load_settings
 from assistant.recorder import record
 from assistant.session import Session
-from assistant.settings import LoopSettings
 from assistant.store import Store
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -27,12 +26,12 @@ def test_bench_train_side_by_side_and_real(cobalt_home: Path, tmp_path: Path, sa
     problems = [sum_problem(), add_problem()]
     tasks = tmp_path / "tasks.yaml"
     tasks.write_text(yaml.safe_dump([p.to_dict() for p in problems]))
-    cfg = load_config()
-    with Store.open(cfg) as store:
+    cfg = load_settings()
+    with Store.open(cfg.paths) as store:
         for problem, wrong, right in ((problems[0], WRONG_SUM, RIGHT_SUM),
                                       (problems[1], "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b")):
             client = ScriptedClient([answer(wrong), answer(right)], name="reference")
-            record(Session(problem, client, sandbox, LoopSettings.from_config(cfg, turns=3), source="collect"), store).run()
+            record(Session(problem, client, sandbox, cfg.loop.with_turns(3), source="collect"), store).run()
     capsys.readouterr()
     code = main(["bench", "train", "--model", "tiny", "--tasks", str(tasks), "--split", "all", "--limit", "2",
                  "--steps", "1", "--generations", "2", "--turns", "2", "--max-completion-length", "12",
@@ -50,7 +49,7 @@ def test_bench_train_side_by_side_and_real(cobalt_home: Path, tmp_path: Path, sa
     assert len(report["real"]["reward_curve"]) == 1 and isinstance(report["real"]["rose"], bool)
     from trainer.registry import Registry
 
-    registry = Registry.from_config(cfg)
+    registry = Registry.open(cfg.paths)
     (version,) = registry.versions("tiny")
     assert report["real"]["registered"] == {"version": version.version, "name": version.name}
     assert (version.path / "adapter_config.json").is_file() and registry.current("tiny") is None

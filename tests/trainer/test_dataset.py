@@ -10,9 +10,10 @@ import pytest
 from trainer_fakes import add_problem, session, sum_problem, turn
 
 from assistant import feedback, prompts
-from assistant.config import load_config
+from assistant.config import load_settings
 from sandbox.api import RunResult, TestResult
-from trainer.build import build, load_split, load_tokenizer, prompt_tokens, read_meta, validation_problems
+from trainer.build import build, load_tokenizer, prompt_tokens
+from trainer.dataset_files import load_split, read_meta, validation_problems
 from trainer.dataset import max_variance_subset, select, turn_pass_rate
 from trainer.settings import load_train_settings
 
@@ -125,9 +126,9 @@ def test_validation_is_the_smallest_d_trajectory_per_task() -> None:
 
 
 def test_build_writes_loadable_files_and_drops_long_prompts(tmp_path) -> None:
-    cfg = load_config()
-    settings = load_train_settings(cfg, "test")
-    tokenizer = load_tokenizer("tiny", cfg)
+    cfg = load_settings()
+    settings = load_train_settings(cfg.train, "test")
+    tokenizer = load_tokenizer("tiny", cfg.paths)
     sessions = _sessions()
     lengths = sorted({prompt_tokens(tokenizer, p.messages()) for p in select(sessions).train})
     settings.dataset.max_prompt_tokens = lengths[-1] - 1  # the longest prompts are dropped, not cut
@@ -156,7 +157,7 @@ def test_dataset_build_and_train_commands(cobalt_home, tmp_path, capsys: pytest.
     from assistant.cli import main
     from assistant.store import Store
 
-    with Store.open(load_config()) as store:
+    with Store.open(load_settings().paths) as store:
         for s in _sessions():
             if s.problem is not None:
                 store.insert_session(s)
@@ -186,9 +187,9 @@ def test_dataset_build_and_train_commands(cobalt_home, tmp_path, capsys: pytest.
 def test_imported_jsonl_gives_the_same_selection(cobalt_home, tmp_path) -> None:
     from assistant.records import export_records, write_jsonl
     from assistant.store import Store
-    from trainer.build import sessions_from_jsonl, sessions_from_store
+    from trainer.sessions import sessions_from_jsonl, sessions_from_store
 
-    with Store.open(load_config()) as store:
+    with Store.open(load_settings().paths) as store:
         for s in _sessions():
             if s.problem is not None and s.turns:
                 store.insert_session(s)

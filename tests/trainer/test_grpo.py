@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
 
 from assistant import models, server
-from assistant.settings import LoopSettings
 from trainer import grpo
 from trainer.build import build
 from trainer.registry import Registry
@@ -22,9 +22,9 @@ from trainer.settings import load_train_settings
 pytestmark = [pytest.mark.docker]
 
 
-def _dataset(tmp: Path, cfg: dict, settings) -> Path:
+def _dataset(tmp: Path, cfg: Any, settings) -> Path:
     sessions = [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])]
-    build(sessions, tmp / "ds", settings, tokenizer=None, sandbox=None, loop=LoopSettings.from_config(cfg),
+    build(sessions, tmp / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop,
           perturb=False)
     return tmp / "ds"
 
@@ -32,13 +32,13 @@ def _dataset(tmp: Path, cfg: dict, settings) -> Path:
 @pytest.mark.server
 def test_grpo_steps_save_register_and_hot_load(tmp_path: Path, sandbox, tiny_server) -> None:
     cfg = tiny_server.cfg
-    settings = load_train_settings(cfg, "test")
+    settings = load_train_settings(cfg.train, "test")
     settings.grpo.update(max_completion_length=48, num_generations=4, per_device_train_batch_size=4,
-                         generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg),
+                         generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths),
                                                                        [RIGHT_SUM, WRONG_SUM])})
     dataset = _dataset(tmp_path, cfg, settings)
 
-    result = grpo.train(cfg, settings, model="tiny", dataset=dataset, out=tmp_path / "run", sandbox=sandbox,
+    result = grpo.train(settings, model="tiny", dataset=dataset, out=tmp_path / "run", paths=cfg.paths, sandbox=sandbox,
                         max_steps=2, progress=lambda _: None)
 
     meta = result.meta

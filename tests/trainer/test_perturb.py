@@ -12,11 +12,11 @@ import pytest
 from trainer_fakes import RIGHT_SUM, WRONG_SUM, add_problem, session, sum_problem
 
 from assistant import feedback
-from assistant.config import load_config
-from assistant.settings import LoopSettings
+from assistant.config import load_settings
 from sandbox.api import TestCase
 from trainer import context
-from trainer.build import build, load_split, read_meta
+from trainer.build import build
+from trainer.dataset_files import load_split, read_meta
 from trainer.dataset import BuildStats, select
 from trainer.perturb import candidate_pairs, perturb_problem, perturb_with_swap
 from trainer.settings import load_train_settings
@@ -81,7 +81,7 @@ def test_contexts_are_rerun_against_perturbed_tests(sandbox) -> None:
     stats = BuildStats()
     plans = context.choose(with_context, 1.0, random.Random(0), stats)
     assert len(plans) == 2
-    loop = LoopSettings.from_config(load_config())
+    loop = load_settings().loop
     assert context.apply(plans, sandbox, loop, retries=1, wait_s=0, stats=stats) == 2
     two = next(p for p in with_context if len(p.turns) == 2)
     assert two.perturbed and two.feedback_override is not None
@@ -96,13 +96,13 @@ def test_contexts_are_rerun_against_perturbed_tests(sandbox) -> None:
 
 @pytest.mark.docker
 def test_build_perturbs_the_configured_fraction(sandbox, tmp_path) -> None:
-    cfg = load_config()
-    settings = load_train_settings(cfg, "test")
+    cfg = load_settings()
+    settings = load_train_settings(cfg.train, "test")
     settings.dataset.perturb_fraction = 0.5
     problems = [sum_problem(f"sum-{i}") for i in range(4)]
     sessions = [session(p, [0.0, 1.0], f"s{i}", programs=[WRONG_SUM, RIGHT_SUM]) for i, p in enumerate(problems)]
     built = build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=sandbox,
-                  loop=LoopSettings.from_config(cfg))
+                  loop=cfg.loop)
     counts = read_meta(tmp_path / "ds")["counts"]
     assert counts["prompts_partial"] == 8 and counts["prompts_perturbed"] == 4  # half of 8 contexts
     rows = load_split(tmp_path / "ds", "train")

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from assistant.adapters import read_current
 from assistant.cli import main
-from assistant.cli.errors import UserError
-from trainer.registry import Registry, read_current
+from assistant.errors import UserError
+from trainer.registry import Registry
 
 
 def fake_adapter(path: Path, tag: str = "a") -> Path:

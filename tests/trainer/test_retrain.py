@@ -19,13 +19,13 @@ import yaml
 from trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
 
 from assistant import models, server
+from assistant.adapters import read_current
 from assistant.cli import main
-from assistant.config import load_config
+from assistant.config import load_settings
 from assistant.recorder import record
 from assistant.session import Session
-from assistant.settings import LoopSettings
 from assistant.store import Store
-from trainer.registry import Registry, read_current
+from trainer.registry import Registry
 
 pytestmark = [pytest.mark.docker, pytest.mark.server, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -39,9 +39,9 @@ def home(cobalt_home: Path, tmp_path: Path, sandbox, tiny_server) -> dict:
     config.write_text(yaml.safe_dump({
         "model": {"name": "tiny", "max_tokens": 32, "timeout_s": 120, "retries": 1},
         "train": {"profile": "test"}}))
-    cfg = load_config(config)
-    loop = LoopSettings.from_config(cfg, turns=3)
-    with Store.open(cfg) as store:
+    cfg = load_settings(config)
+    loop = cfg.loop.with_turns(3)
+    with Store.open(cfg.paths) as store:
         for problem, wrong, right in ((sum_problem(), WRONG_SUM, RIGHT_SUM),
                                       (add_problem(), "def add(a, b):\n    return a - b",
                                        "def add(a, b):\n    return a + b")):
@@ -49,8 +49,8 @@ def home(cobalt_home: Path, tmp_path: Path, sandbox, tiny_server) -> dict:
             assert record(Session(problem, client, sandbox, loop, source="collect"), store).run() == "passed"
     from tests.conftest import make_random_adapter
 
-    registry = Registry.from_config(cfg)
-    v1 = registry.register(make_random_adapter(models.resolve("tiny", cfg), tmp_path / "v1"), {"base_model": "tiny"})
+    registry = Registry.open(cfg.paths)
+    v1 = registry.register(make_random_adapter(models.resolve("tiny", cfg.paths), tmp_path / "v1"), {"base_model": "tiny"})
     registry.promote(v1.version, "seeded by the test")
     yield {"config": str(config), "cfg": cfg, "api": tiny_server.api_base, "registry": registry}
     for name in server.served_models(tiny_server.api_base):
@@ -73,7 +73,7 @@ def test_retrain_end_to_end_with_a_failed_gate_resumed(home: dict, capsys: pytes
     assert code == 1 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("cobalt: error: cannot reach the model server")
     assert (registry.root / "current.json").read_bytes() == before  # nothing served changed
-    run_dir = next((Path(home["cfg"]["paths"]["data_dir"] or os.environ["COBALT_HOME"]) / "retrain" / "runs").iterdir())
+    run_dir = next((home["cfg"].paths.data_dir / "retrain" / "runs").iterdir())
     failed = json.loads((run_dir / "run.json").read_text())
     assert failed["status"] == "failed" and set(failed["steps"]) >= {"dataset", "train", "register"}
     assert "gate" not in failed["steps"] and [v.version for v in registry.versions("tiny")] == [1, 2]

@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from assistant.cli.errors import UserError
-from assistant.config import load_config
+from assistant.config import load_settings
+from assistant.errors import UserError
+from assistant.settings import TrainSection
 from trainer.grpo import grpo_config, lora_config
 from trainer.settings import load_train_settings
 
 
 @pytest.mark.parametrize("profile", ["cpu-small", "gpu", "test"])
 def test_profiles_build_trl_and_peft_configs(profile: str, tmp_path: Path) -> None:
-    settings = load_train_settings(load_config(), profile)
+    settings = load_train_settings(load_settings().train, profile)
     on_gpu = profile == "gpu"
     args = grpo_config(settings, tmp_path, bf16=False) if on_gpu else grpo_config(settings, tmp_path)
     assert args.remove_unused_columns is False and args.output_dir == str(tmp_path / "checkpoints")
@@ -30,16 +31,21 @@ def test_profiles_build_trl_and_peft_configs(profile: str, tmp_path: Path) -> No
 
 
 def test_overrides_and_errors(tmp_path: Path) -> None:
-    cfg = load_config()
-    cfg["train"] = {"grpo": {"learning_rate": 1e-4}, "gate": {"samples": 3}}
-    settings = load_train_settings(cfg, "cpu-small")
+    section = TrainSection(grpo={"learning_rate": 1e-4}, gate={"samples": 3})
+    settings = load_train_settings(section, "cpu-small")
     assert settings.grpo["learning_rate"] == 1e-4 and settings.gate.samples == 3
     assert settings.grpo["num_generations"] == 4  # the profile still applies
     with pytest.raises(UserError, match="no training profile named 'nope'"):
-        load_train_settings(cfg, "nope")
-    cfg["train"] = {"gate": {"sampels": 3}}
+        load_train_settings(section, "nope")
+    section = TrainSection(gate={"sampels": 3})
     with pytest.raises(UserError, match="unknown key\\(s\\) sampels in 'gate'"):
-        load_train_settings(cfg, "test")
-    cfg["train"] = {"grpo": {"learnin_rate": 3}}
+        load_train_settings(section, "test")
+    section = TrainSection(grpo={"learnin_rate": 3})
     with pytest.raises(UserError, match="learnin_rate"):
-        grpo_config(load_train_settings(cfg, "test"), tmp_path)
+        grpo_config(load_train_settings(section, "test"), tmp_path)
+
+
+def test_a_bad_value_names_the_train_key() -> None:
+    assert load_train_settings(TrainSection(gate={"samples": "3"}), "test").gate.samples == 3  # as in a file
+    with pytest.raises(UserError, match=r"^config key train\.gate\.samples: must be an integer, got 'x'$"):
+        load_train_settings(TrainSection(gate={"samples": "x"}), "test")

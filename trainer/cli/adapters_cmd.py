@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assistant.cli.errors import UserError
+from assistant.errors import UserError
+
+if TYPE_CHECKING:
+    from assistant.settings import PathsSettings, Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,11 +41,11 @@ def _version(text: str) -> int:
     return int(text.lstrip("v"))
 
 
-def _hotload(cfg: dict[str, Any], item: Any) -> str:
+def _hotload(paths: PathsSettings, item: Any) -> str:
     from assistant import server
-    from trainer.registry import served_base_name
+    from assistant.adapters import served_base_name
 
-    info = server.running(cfg)
+    info = server.running(paths)
     if info is None or item is None or info.model != served_base_name(item.base_model):
         return ""
     if info.merged:
@@ -52,10 +55,11 @@ def _hotload(cfg: dict[str, Any], item: Any) -> str:
     return f"; loaded into the server at {info.api_base}"
 
 
-def list_cmd(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    from trainer.registry import Registry, read_current
+def list_cmd(args: argparse.Namespace, config: Settings) -> int:
+    from assistant.adapters import read_current
+    from trainer.registry import Registry
 
-    registry = Registry.from_config(cfg)
+    registry = Registry.open(config.paths)
     current = read_current(registry.root)
     items = [v.summary() | {"current": (current.get(v.base_model) or {}).get("version") == v.version}
              for v in registry.versions(args.model)]
@@ -74,22 +78,22 @@ def list_cmd(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
     return 0
 
 
-def promote_cmd(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def promote_cmd(args: argparse.Namespace, config: Settings) -> int:
     from trainer.registry import Registry, merge_into_base
 
-    item = Registry.from_config(cfg).promote(_version(args.version), args.reason, merge=merge_into_base(cfg))
-    print(f"v{item.version} ({item.name}) is now the current adapter of {item.base_model}{_hotload(cfg, item)}")
+    item = Registry.open(config.paths).promote(_version(args.version), args.reason, merge=merge_into_base(config))
+    print(f"v{item.version} ({item.name}) is now the current adapter of {item.base_model}{_hotload(config.paths, item)}")
     return 0
 
 
-def rollback_cmd(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def rollback_cmd(args: argparse.Namespace, config: Settings) -> int:
     from trainer.registry import Registry
 
-    model = args.model or cfg["model"]["name"]
+    model = args.model or config.model.name
     to = _version(args.to) if args.to else None
-    item = Registry.from_config(cfg).rollback(model, args.reason, to=to, to_base=args.base)
+    item = Registry.open(config.paths).rollback(model, args.reason, to=to, to_base=args.base)
     if item is None:
         print(f"{model} now serves the bare base model")
     else:
-        print(f"v{item.version} ({item.name}) is now the current adapter of {model}{_hotload(cfg, item)}")
+        print(f"v{item.version} ({item.name}) is now the current adapter of {model}{_hotload(config.paths, item)}")
     return 0

@@ -1,26 +1,18 @@
-"""Shared bits of the trainer commands: progress to stderr, the profile option, and the
-sandbox opened lazily (only when a step runs programs)."""
+"""Shared bits of the trainer commands: progress to stderr and the profile option (the
+sandbox, clients and store come from `assistant.runtime`)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
 
+from assistant.runtime import to_stderr as progress
 
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+__all__ = ["progress", "add_profile", "is_main_process"]
 
 
 def add_profile(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", help="training profile from configs/train.yaml "
                                           "(cpu-small, gpu, test; default: auto)")
-
-
-def open_sandbox(cfg: dict[str, Any]) -> Any:
-    from sandbox import Sandbox
-
-    return Sandbox.from_config(cfg.get("sandbox") or {})
 
 
 def is_main_process() -> bool:

@@ -7,12 +7,14 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from assistant.cli.errors import UserError
-from assistant.config import data_dir
-from assistant.settings import LoopSettings
-from trainer.cli.common import add_profile, open_sandbox, progress
+from assistant.errors import UserError
+from assistant.runtime import open_sandbox, open_store
+from trainer.cli.common import add_profile, progress
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,35 +33,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    from assistant.store import Store
+def run(args: argparse.Namespace, config: Settings) -> int:
     from trainer import build
+    from trainer.sessions import sessions_from_jsonl, sessions_from_store
     from trainer.settings import load_train_settings
 
-    settings = load_train_settings(cfg, args.profile)
-    model = args.model or cfg["model"]["name"]
+    settings = load_train_settings(config.train, args.profile)
+    model = args.model or config.model.name
     if args.jsonl is not None:
         if not args.jsonl.is_file():
             raise UserError(f"{args.jsonl}: no such JSONL file")
-        sessions = build.sessions_from_jsonl(args.jsonl)
+        sessions = sessions_from_jsonl(args.jsonl)
     else:
-        with Store.open(cfg) as store:
-            sessions = build.sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
+        with open_store(config) as store:
+            sessions = sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
     if args.tasks:
-        from trainer.evaluate import EvalSettings, load_benchmark
+        from trainer.eval.evaluate import EvalSettings, load_benchmark
 
-        wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split, EvalSettings.from_config(cfg))}
+        wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split,
+                                                                EvalSettings.from_section(config.eval))}
         sessions = [s for s in sessions if s.problem_hash in wanted]
     if not sessions:
         raise UserError("there are no stored sessions to build a dataset from; run `cobalt collect` or "
                         "`cobalt trajectories import` first")
-    out = args.out or data_dir(cfg) / "datasets" / time.strftime("%Y%m%d-%H%M%S")
-    tokenizer = build.load_tokenizer(model, cfg)
+    out = args.out or config.paths.data_dir / "datasets" / time.strftime("%Y%m%d-%H%M%S")
+    tokenizer = build.load_tokenizer(model, config.paths)
     perturb = not args.no_perturb and settings.dataset.perturb_fraction > 0
-    sandbox = open_sandbox(cfg) if perturb else None
+    sandbox = open_sandbox(config) if perturb else None
     try:
         built = build.build(sessions, out, settings, tokenizer=tokenizer, sandbox=sandbox,
-                            loop=LoopSettings.from_config(cfg), perturb=perturb, progress=progress)
+                            loop=config.loop, perturb=perturb, progress=progress)
     finally:
         if sandbox is not None:
             sandbox.close()

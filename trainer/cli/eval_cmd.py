@@ -13,17 +13,21 @@ reuses the sessions already stored.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from assistant.cli.errors import UserError
-from assistant.cli.runtime import open_sandbox, positive_int, session_progress
-from assistant.config import data_dir
-from trainer.eval_settings import EvalSettings
-from trainer.eval_splits import SPLITS
+from assistant.console import positive_int, session_progress
+from assistant.errors import UserError
+from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
+from trainer.eval.settings import EvalSettings
+from trainer.eval.splits import SPLITS
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,43 +64,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     splits.add_argument("--json", action="store_true", dest="splits_json", help="print the ids as JSON")
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
-    settings = EvalSettings.from_config(cfg)
+def run(args: argparse.Namespace, config: Settings) -> int:
+    settings = EvalSettings.from_section(config.eval)
     if args.eval_command == "compare":
         return run_compare(args, settings)
     if args.eval_command == "splits":
         return run_splits(args, settings)
-    return run_eval(args, cfg, settings)
+    return run_eval(args, config, settings)
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "model"
 
 
-def run_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettings) -> int:
-    from assistant import server
-    from assistant.store import Store
-    from trainer.eval_report import describe, plot, table
-    from trainer.eval_splits import load_benchmark
-    from trainer.evaluate import evaluate
+def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
+    from trainer.eval.evaluate import evaluate
+    from trainer.eval.report import describe, plot, table
+    from trainer.eval.splits import load_benchmark
 
     problems = load_benchmark(args.benchmark, args.split, settings, args.limit)
-    turns = args.turns or int((cfg.get("loop") or {}).get("turns", 4))
-    loop = settings.loop_settings(cfg, turns)
-    if args.temperature is not None:
-        loop.temperature = [args.temperature]
-    concurrency = args.concurrency or int((cfg.get("sandbox") or {}).get("concurrency", 4))
+    turns = args.turns or config.loop.turns
+    if args.temperature is not None:  # the command line wins over the eval.loop overrides
+        settings = dataclasses.replace(settings, loop={**settings.loop, "temperature": [args.temperature]})
+    concurrency = args.concurrency or config.sandbox.concurrency
     quiet = args.json
-    client = server.resolve_client(cfg, args.model, adapter=args.adapter,
-                                   progress=lambda m: None if quiet else print(m, file=sys.stderr, flush=True))
+    client = open_client(config, args.model, adapter=args.adapter, progress=None if quiet else to_stderr)
     name = Path(args.benchmark).stem if Path(args.benchmark).exists() else args.benchmark
-    out = args.out or data_dir(cfg) / "eval" / _slug(
+    out = args.out or config.paths.data_dir / "eval" / _slug(
         f"{client.display_name}-{name}-{args.split}" + ("-perturbed" if args.perturbed else ""))
-    sandbox = open_sandbox(cfg)
+    sandbox = open_sandbox(config)
     try:
-        with Store.open(cfg) as store, session_progress(f"eval {client.display_name}", quiet) as (on_plan, on_session):
-            report = evaluate(cfg, problems, client, sandbox, store, turns=turns, samples=args.samples,
-                              perturbed=args.perturbed, concurrency=concurrency, settings=settings, loop=loop,
+        with open_store(config) as store, session_progress(f"eval {client.display_name}", quiet) as (
+                on_plan, on_session):
+            report = evaluate(config.loop, problems, client, sandbox, store, turns=turns, samples=args.samples,
+                              perturbed=args.perturbed, concurrency=concurrency, settings=settings,
                               benchmark=name, split=args.split, adapter=args.adapter,
                               on_plan=on_plan, on_session=on_session)
     finally:
@@ -117,8 +118,8 @@ def run_eval(args: argparse.Namespace, cfg: dict[str, Any], settings: EvalSettin
 
 
 def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from trainer.eval_compare import CompareError, compare, comparison_table
-    from trainer.eval_report import EvalReport, plot
+    from trainer.eval.compare import CompareError, compare, comparison_table
+    from trainer.eval.report import EvalReport, plot
 
     try:
         a, b = EvalReport.load(args.report_a), EvalReport.load(args.report_b)
@@ -133,7 +134,7 @@ def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
 
 def run_splits(args: argparse.Namespace, settings: EvalSettings) -> int:
     from assistant.problem_loader import load_problems
-    from trainer.eval_splits import split_ids
+    from trainer.eval.splits import split_ids
 
     ids = split_ids([p.id for p in load_problems(args.splits_benchmark)], settings)
     if args.splits_json:

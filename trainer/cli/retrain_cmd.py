@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from trainer.cli.common import add_profile, progress
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,12 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def run(args: argparse.Namespace, config: Settings) -> int:
     from trainer.nightly import Retrain
     from trainer.settings import load_train_settings
 
-    settings = load_train_settings(cfg, args.profile)
-    job = Retrain(cfg, settings, model=args.model, api_base=args.server, progress=progress,
+    settings = load_train_settings(config.train, args.profile)
+    job = Retrain(config, settings, model=args.model, api_base=args.server, progress=progress,
                   max_steps=args.max_steps)
     result = job.run(fresh=args.fresh)
     report = result.steps.get("report") or {}

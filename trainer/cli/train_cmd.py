@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assistant.cli.errors import UserError
-from assistant.config import data_dir
-from trainer.cli.common import add_profile, is_main_process, open_sandbox, progress
+from assistant.errors import UserError
+from assistant.runtime import open_sandbox
+from trainer.cli.common import add_profile, is_main_process, progress
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,16 +29,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
+def run(args: argparse.Namespace, config: Settings) -> int:
     from trainer import grpo
     from trainer.registry import Registry
     from trainer.settings import load_train_settings
 
     if not (args.dataset / "train.jsonl").is_file():
         raise UserError(f"{args.dataset} is not a dataset directory (no train.jsonl); build one with `cobalt dataset build`")
-    settings = load_train_settings(cfg, args.profile)
-    model = args.model or cfg["model"]["name"]
-    registry = Registry.from_config(cfg)
+    settings = load_train_settings(config.train, args.profile)
+    model = args.model or config.model.name
+    registry = Registry.open(config.paths)
     parent = None
     if args.parent == "current":
         parent = registry.current(model)
@@ -43,10 +46,10 @@ def run(args: argparse.Namespace, cfg: dict[str, Any]) -> int:
         if not str(args.parent).lstrip("v").isdigit():
             raise UserError(f"--parent takes a version number, `current` or `none`, not {args.parent!r}")
         parent = registry.get(int(str(args.parent).lstrip("v")))
-    out = args.out or data_dir(cfg) / "training" / args.dataset.resolve().name
-    sandbox = open_sandbox(cfg)
+    out = args.out or config.paths.data_dir / "training" / args.dataset.resolve().name
+    sandbox = open_sandbox(config)
     try:
-        result = grpo.train(cfg, settings, model=model, dataset=args.dataset, out=out, sandbox=sandbox,
+        result = grpo.train(settings, model=model, dataset=args.dataset, out=out, paths=config.paths, sandbox=sandbox,
                             parent=parent, max_steps=args.max_steps, progress=progress)
     finally:
         sandbox.close()

@@ -16,7 +16,7 @@ from assistant import recorder
 from assistant.problem_loader import load_problem
 from assistant.server import ServerError
 from assistant.session import Session
-from assistant.settings import LoopSettings
+from assistant.settings import LoopSettings, Settings
 from assistant.store import Store
 from assistant.trajectory import INTERRUPTED, PASSED
 from assistant.tui.screens import (
@@ -203,7 +203,7 @@ def test_no_docker_and_no_server_are_notifications(cobalt_home: Path) -> None:
     from assistant.tui import CobaltApp, Services
 
     store = Store(cobalt_home / "trajectories.db")
-    services = Services({"model": {"name": "qwen-coder"}}, client_factory=no_server, sandbox_factory=no_docker,
+    services = Services(Settings(model={"name": "qwen-coder"}), client_factory=no_server, sandbox_factory=no_docker,
                         store=store)
     app = CobaltApp(services, LoopSettings(turns=2), problem=SUM, cwd=cobalt_home)
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from assistant.llm import ChatClient
 from assistant.problems import Problem
-from assistant.settings import LoopSettings
+from assistant.settings import LoopSettings, Settings
 from assistant.store import Store
 from assistant.tui import CobaltApp, Services
 from sandbox.api import TestCase
@@ -80,7 +80,7 @@ def make_app(home: Path, sandbox: Any, client: ChatClient | None, problem: str |
     def no_client(_: Any) -> Any:
         raise AssertionError("this test has no model")
 
-    services = Services({"model": {"name": "scripted"}}, client_factory=(lambda _: client) if client else no_client,
+    services = Services(Settings(model={"name": "scripted"}), client_factory=(lambda _: client) if client else no_client,
                         sandbox_factory=lambda: sandbox, store=store)
     app = CobaltApp(services, LoopSettings(turns=turns), problem=problem, cwd=cwd or home, prewarm=client is not None)
     return app, store

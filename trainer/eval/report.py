@@ -2,7 +2,7 @@
 metrics with 95% bootstrap intervals; saved as JSON, shown as a markdown table, plotted as
 a PNG of Pass@1 per turn.
 
-The outcomes are kept in the JSON so that `trainer.eval_compare` can pair two reports
+The outcomes are kept in the JSON so that `trainer.eval.compare` can pair two reports
 (same problems, same sample indices) without the store. Metrics are recomputed from the
 outcomes by `summarise`, so a report read back from disk is complete.
 """
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from trainer.eval_bootstrap import Estimate, ratio_intervals
-from trainer.eval_metrics import METRICS, POOLED, SampleOutcome, counts, metric_names
-from trainer.eval_settings import EvalSettings
+from trainer.eval.bootstrap import Estimate, ratio_intervals
+from trainer.eval.metrics import METRICS, POOLED, SampleOutcome, counts, metric_names
+from trainer.eval.settings import EvalSettings
 
 REPORT_VERSION = 1
 LABELS = {"pass_at_1": "Pass@1", "solved_by": "solved by t", "fix_rate": "fix rate",

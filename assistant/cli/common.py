@@ -1,5 +1,6 @@
-"""Shared plumbing of the loop commands (solve, debug, collect): argument types, opening
-the sandbox and the model client, and a live printer of session events.
+"""Shared plumbing of the loop commands (solve, debug, collect): a live printer of session
+events and the --json object of a session (the sandbox, client and store come from
+`assistant.runtime`; argument types and progress bars from `assistant.console`).
 
 Commands validate everything a user typed (problem, model, sandbox) before they open the
 store, so bad input exits with one sentence and leaves the store untouched.
@@ -12,39 +13,10 @@ import signal
 import sys
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, Iterator, TextIO
 
-from assistant.llm import ChatClient, figures
+from assistant.llm import figures
 from assistant.session import ProgramExtracted, TokenStreamed, TurnFinished, TurnStarted
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def open_sandbox(cfg: dict[str, Any]) -> Any:
-    """The configured Docker sandbox (raises SandboxError with a fix when it cannot run)."""
-    from sandbox import Sandbox
-
-    return Sandbox.from_config(cfg.get("sandbox") or {})
-
-
-def open_client(cfg: dict[str, Any], model: str | None, quiet: bool = False) -> ChatClient:
-    """A client for `model` (default: config model.name), starting the local server if
-    needed; progress goes to stderr so stdout stays clean for --json."""
-    from assistant.server import resolve_client
-
-    def progress(message: str) -> None:
-        if not quiet:
-            print(message, file=sys.stderr, flush=True)
-
-    return resolve_client(cfg, model, progress=progress)
 
 
 def _passed(result: Any, fallback_total: int) -> str:
@@ -162,28 +134,3 @@ def session_json(session: Any) -> dict[str, Any]:
             "model": getattr(session.client, "display_name", None), "status": session.status,
             "error": session.error, "turns": [t.summary() for t in session.turns],
             "program": last.program if last else None}
-
-
-
-@contextmanager
-def session_progress(label: str, disable: bool = False
-                     ) -> Iterator[tuple[Callable[[int, int], None], Callable[[Any], None]]]:
-    """A rich progress bar for many sessions; yields the (on_plan, on_session) callbacks
-    that `assistant.collect.collect` takes."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    counts: dict[str, int] = {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[status]}"), TimeElapsedColumn(), disable=disable) as bar:
-        task = bar.add_task(label, total=None, status="")
-
-        def on_plan(todo: int, stored: int) -> None:
-            bar.update(task, total=todo)
-            if stored:
-                bar.console.print(f"{stored} session(s) already stored; {todo} to run")
-
-        def on_session(session: Any) -> None:
-            counts[session.status] = counts.get(session.status, 0) + 1
-            bar.update(task, advance=1, status=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
-        yield on_plan, on_session

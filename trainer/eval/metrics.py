@@ -16,7 +16,7 @@ A `SampleOutcome` is one (problem, sample) session reduced to per-turn flags, fo
   results stored for the turn, which ran against the perturbed public tests).
 
 Every metric is sum(num) / sum(den) over samples (so intervals come from
-`trainer.eval_bootstrap`): Pass@1 at t; solved by t (some turn <= t passes); fix rate (of
+`trainer.eval.bootstrap`): Pass@1 at t; solved by t (some turn <= t passes); fix rate (of
 the samples failing at turn 0, the share solved by t); unchanged rate (of the turns taken at
 t, the share repeating the previous program); correct->wrong (of the turns taken at t after
 a correct turn t-1, the share that are wrong); hacking rate (of the exposed turns, the share

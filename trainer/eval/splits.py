@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from assistant.problem_loader import load_problems
 from assistant.problems import Problem, ProblemError
 from assistant.splits import SPLITS, select, shuffled, split_ids
-from trainer.eval_settings import EvalSettings
+from trainer.eval.settings import EvalSettings
 from trainer.perturb import Swap, perturb_with_swap
 
 __all__ = ["SPLITS", "PerturbedProblem", "load_benchmark", "perturbed_view", "select", "shuffled", "split_ids"]

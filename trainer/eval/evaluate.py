@@ -14,7 +14,7 @@ in the report but do not separate stored sessions: evaluate a changed setup unde
 model name or in another data dir.
 
     problems = load_benchmark("humaneval", "val")
-    report = evaluate(cfg, problems, client, sandbox, store, turns=3, samples=2)
+    report = evaluate(settings.loop, problems, client, sandbox, store, turns=3, samples=2)
     verdict = compare(base_report, report).not_worse
 
 Library only; `trainer.cli.eval_cmd` is the command line.
@@ -26,17 +26,17 @@ import time
 from typing import Any, Callable, Sequence
 
 from assistant.collect import collect
-from assistant.problems import Problem
 from assistant.interfaces import ChatModel, Runner
+from assistant.problems import Problem
 from assistant.session import Session
 from assistant.settings import LoopSettings
 from assistant.store import Store
 from assistant.trajectory import PASSED, UNSOLVED, SessionRecord
-from trainer.eval_compare import ComparisonReport, CompareError, compare, comparison_table
-from trainer.eval_metrics import outcome
-from trainer.eval_report import EvalReport, describe, plot, table
-from trainer.eval_settings import EvalSettings
-from trainer.eval_splits import SPLITS, load_benchmark, perturbed_view, split_ids
+from trainer.eval.compare import ComparisonReport, CompareError, compare, comparison_table
+from trainer.eval.metrics import outcome
+from trainer.eval.report import EvalReport, describe, plot, table
+from trainer.eval.settings import EvalSettings
+from trainer.eval.splits import SPLITS, load_benchmark, perturbed_view, split_ids
 from trainer.perturb import Swap
 
 EVAL_SOURCE = "eval"
@@ -54,18 +54,17 @@ def usable_sessions(store: Store, problem: Problem, model: str, turns: int) -> l
             if s.problem_hash == digest and (s.status == PASSED or (s.status == UNSOLVED and s.turn_count >= turns))]
 
 
-def evaluate(cfg: dict[str, Any], problems: Sequence[Problem], client: ChatModel, sandbox: Runner,
+def evaluate(loop: LoopSettings, problems: Sequence[Problem], client: ChatModel, sandbox: Runner,
              store: Store, *, turns: int, samples: int, perturbed: bool = False, concurrency: int = 4,
-             settings: EvalSettings | None = None, loop: LoopSettings | None = None,
+             settings: EvalSettings | None = None,
              benchmark: str = "custom", split: str = "all", adapter: str | None = None,
              on_plan: Callable[[int, int], None] | None = None,
              on_session: Callable[[Session], None] | None = None) -> EvalReport:
     """Evaluate `client` on `problems` (or on their perturbed view); see the module doc.
-    `loop` defaults to the config's loop settings with configs/eval.yaml's overrides."""
+    `loop` is the `loop:` settings section; sessions run it with the evaluation's overrides."""
     start = time.perf_counter()
-    settings = settings or EvalSettings.from_config(cfg)
-    loop = loop or settings.loop_settings(cfg, turns)
-    loop.turns = turns
+    settings = settings or EvalSettings()
+    loop = settings.loop_settings(loop, turns)
     jobs: list[tuple[Problem, Swap | None]]
     skipped: list[str] = []
     if perturbed:

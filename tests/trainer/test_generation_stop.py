@@ -31,12 +31,12 @@ class Forced:
 
 
 @pytest.fixture(scope="module")
-def tiny(test_config: dict) -> tuple[Any, Any]:
+def tiny(test_config: Any) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if not models.is_prepared("tiny", test_config):
-        models.prepare("tiny", test_config)
-    path = models.resolve("tiny", test_config)
+    if not models.is_prepared("tiny", test_config.paths):
+        models.prepare("tiny", test_config.paths)
+    path = models.resolve("tiny", test_config.paths)
     return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
 
 

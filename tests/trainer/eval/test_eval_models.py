@@ -18,9 +18,9 @@ from assistant.llm import ChatClient
 from assistant.problems import Problem
 from assistant.store import Store
 from sandbox.api import TestCase
-from trainer.eval_report import EvalReport
-from trainer.eval_settings import EvalSettings
-from trainer.evaluate import evaluate
+from trainer.eval.evaluate import evaluate
+from trainer.eval.report import EvalReport
+from trainer.eval.settings import EvalSettings
 
 pytestmark = pytest.mark.docker
 SETTINGS = EvalSettings(resamples=200)
@@ -85,9 +85,9 @@ class Behaving(ChatClient):
         return {"mock_response": f"Reasoning.\n\n```python\n{program}\n```\n"}
 
 
-def run(cfg: dict[str, Any], sandbox: Any, store: Store, policy: Policy, *, turns: int = 3, samples: int = 2,
+def run(cfg: Any, sandbox: Any, store: Store, policy: Policy, *, turns: int = 3, samples: int = 2,
         perturbed: bool = False, client: ChatClient | None = None) -> EvalReport:
-    return evaluate(cfg, PROBLEMS, client or Behaving(policy), sandbox, store, turns=turns, samples=samples,
+    return evaluate(cfg.loop, PROBLEMS, client or Behaving(policy), sandbox, store, turns=turns, samples=samples,
                     perturbed=perturbed, concurrency=4, settings=SETTINGS)
 
 
@@ -159,7 +159,7 @@ def test_eval_command_writes_report_and_plot(cobalt_home: Path, tmp_path: Path, 
     path = tmp_path / "problems.yaml"
     path.write_text(yaml.safe_dump([p.to_dict() for p in PROBLEMS]))
     client = Behaving(right_on_turn_2)
-    monkeypatch.setattr("assistant.server.resolve_client", lambda cfg, model=None, **kw: client)
+    monkeypatch.setattr("assistant.connect.resolve_client", lambda cfg, model=None, **kw: client)
     out = tmp_path / "late"
     argv = ["eval", "--benchmark", str(path), "--turns", "3", "--samples", "1", "--out", str(out), "--concurrency", "3"]
     assert main(argv) == 0

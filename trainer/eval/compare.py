@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainer.eval_bootstrap import Delta, paired_intervals
-from trainer.eval_metrics import METRICS, POOLED, counts, metric_names
-from trainer.eval_report import LABELS, EvalReport
-from trainer.eval_settings import EvalSettings
+from trainer.eval.bootstrap import Delta, paired_intervals
+from trainer.eval.metrics import METRICS, POOLED, counts, metric_names
+from trainer.eval.report import LABELS, EvalReport
+from trainer.eval.settings import EvalSettings
 
 
 class CompareError(ValueError):

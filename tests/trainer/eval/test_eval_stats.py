@@ -12,14 +12,15 @@ import numpy as np
 import pytest
 
 from assistant.cli import main
+from assistant.config import load_settings
 from assistant.trajectory import Turn
 from sandbox.api import RunResult, TestResult
-from trainer.eval_bootstrap import paired_intervals, ratio_intervals
-from trainer.eval_compare import CompareError, compare
-from trainer.eval_metrics import SampleOutcome, outcome
-from trainer.eval_report import EvalReport, plot, table
-from trainer.eval_settings import EvalSettings
-from trainer.eval_splits import select, shuffled, split_ids
+from trainer.eval.bootstrap import paired_intervals, ratio_intervals
+from trainer.eval.compare import CompareError, compare
+from trainer.eval.metrics import SampleOutcome, outcome
+from trainer.eval.report import EvalReport, plot, table
+from trainer.eval.settings import EvalSettings
+from trainer.eval.splits import select, shuffled, split_ids
 from trainer.perturb import Swap
 
 HUMANEVAL_IDS = [f"HumanEval/{i}" for i in range(164)]
@@ -32,7 +33,7 @@ PINNED_TEST_HEAD = ["HumanEval/7", "HumanEval/10", "HumanEval/16", "HumanEval/17
 # --- splits -------------------------------------------------------------------------------
 
 def test_humaneval_splits_are_pinned() -> None:
-    ids = split_ids(HUMANEVAL_IDS, EvalSettings.from_config())
+    ids = split_ids(HUMANEVAL_IDS, EvalSettings.from_section(load_settings().eval))
     assert [len(ids[s]) for s in ("all", "test", "train", "val")] == [164, 82, 66, 16]
     assert sorted(ids["val"], key=lambda i: int(i.split("/")[1])) == PINNED_VAL
     assert sorted(ids["test"], key=lambda i: int(i.split("/")[1]))[:5] == PINNED_TEST_HEAD

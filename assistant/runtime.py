@@ -1,0 +1,61 @@
+"""The runtime builder: the sandbox, the chat client (the local vLLM server's or any litellm
+model's) and the trajectory store, made from the loaded `Settings`.
+
+Every command, the TUI's services, the nightly job and the benchmarks open these three
+through here, so each is built one way. Heavy imports (docker, litellm, the server module)
+happen only when something is opened, which keeps `cobalt --help` fast. This module opens
+things; it neither loads settings (`assistant.config`) nor runs sessions.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from assistant.llm import ChatClient
+    from assistant.settings import Settings
+    from assistant.store import Store
+    from sandbox import Sandbox
+
+Progress = Callable[[str], None]
+
+
+def to_stderr(message: str) -> None:
+    """Progress for commands: stderr, so stdout stays clean for --json."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def open_sandbox(settings: Settings, **overrides: Any) -> "Sandbox":
+    """The configured Docker sandbox (raises SandboxError with a fix when it cannot run);
+    keyword overrides (pool_size, limits, client, ...) win over `settings.sandbox`."""
+    from sandbox import Sandbox
+
+    return Sandbox.from_config(settings.sandbox, **overrides)
+
+
+def open_client(settings: Settings, model: str | None = None, *, adapter: str | None = None,
+                progress: Progress | None = None) -> "ChatClient":
+    """A client for `model` (default: `settings.model.name`): a provider id goes to litellm,
+    a local model to the vLLM server (started if needed) with its promoted adapter, or with
+    `adapter` ("base": none)."""
+    from assistant.connect import resolve_client
+
+    return resolve_client(settings.model, model, server=settings.server, paths=settings.paths,
+                          adapter=adapter, progress=progress or (lambda _: None))
+
+
+def open_store(settings: Settings) -> "Store":
+    """The trajectory store in the configured data directory."""
+    from assistant.store import Store
+
+    return Store.open(settings.paths)
+
+
+def served_client(settings: Settings, api_base: str, name: str) -> "ChatClient":
+    """A client for the model or adapter served as `name` by the server at `api_base`."""
+    from assistant.llm import ChatClient
+
+    m = settings.model
+    return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, timeout_s=m.timeout_s,
+                      retries=m.retries, max_tokens=m.max_tokens, stop_at_fence=m.stop_at_fence)
