@@ -149,13 +149,6 @@ def run_config(on: frozenset[str], info: server.ServerInfo, problems: list[Probl
             **summarize(rows, before, read_metrics(info.api_base)), "rows": rows}
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
 
 def measure(settings: Settings, args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     import tempfile
@@ -182,7 +175,7 @@ def measure(settings: Settings, args: argparse.Namespace, progress: Progress) ->
             paths = PathsSettings(data_dir=Path(home), cache_dir=settings.paths.cache_dir)  # not the user's server
             for group in by_server.values():
                 section = server_variant(settings.server, CONFIGS[group[0]])
-                info, proc = server.start(section, paths, model, port=_free_port(), progress=progress)
+                info, proc = server.start(section, paths, model, port=server.free_port(), progress=progress)
                 try:
                     for name in group:
                         progress(f"{name}: {len(problems)} task(s), up to {args.turns} turn(s) each ...")

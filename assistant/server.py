@@ -88,6 +88,13 @@ def running(paths: PathsSettings) -> ServerInfo | None:
     return None
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the OS says is free now (for servers started only for a measurement)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
 def port_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
