@@ -59,7 +59,8 @@ async def _vllm_requests(api_base: str, model: str, prompts: list[str], tokens: 
             return response.usage.completion_tokens
 
     start = time.perf_counter()
-    counts = await asyncio.gather(*(one(p) for p in prompts))
+    async with client:  # closed inside this event loop (asyncio.run closes the loop after)
+        counts = await asyncio.gather(*(one(p) for p in prompts))
     return sum(counts), time.perf_counter() - start
 
 

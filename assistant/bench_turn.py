@@ -140,6 +140,7 @@ def run_config(on: frozenset[str], info: server.ServerInfo, problems: list[Probl
     client = ChatClient(f"hosted_vllm/{info.model}", api_base=info.api_base, display_name=info.model,
                         timeout_s=m.timeout_s, retries=m.retries, max_tokens=m.max_tokens, stop_at_fence="fence" in on)
     loop = settings.loop.with_turns(args.turns).merged({"temperature": [args.temperature]})
+    client.chat([{"role": "user", "content": "Say hi."}], max_tokens=4)  # warm-up: a cold server's first request is slow
     before, rows = read_metrics(info.api_base), []
     for problem in problems:
         clock = TurnClock(problem.id)

@@ -11,6 +11,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from assistant.cli.common import sigterm_as_interrupt
 from assistant.cli.trajectories_cmd import print_stats
 from assistant.collect import collect
 from assistant.console import positive_int, session_progress
@@ -53,8 +54,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
     sandbox = open_sandbox(settings)
     try:
-        with open_store(settings) as store, session_progress(f"collect {client.display_name}", args.json) as (
-                on_plan, on_session):
+        with open_store(settings) as store, sigterm_as_interrupt(), \
+                session_progress(f"collect {client.display_name}", args.json) as (on_plan, on_session):
             report = collect(problems, client, sandbox, store, loop, samples=samples,
                              concurrency=concurrency, abort_after=section.abort_after_errors,
                              on_session=on_session, on_plan=on_plan)
