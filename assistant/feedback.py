@@ -65,6 +65,8 @@ def render_test(test: TestResult, field_chars: int = FIELD_CHARS, timeout_s: flo
         lines.append("Memory limit exceeded: the program used more memory than allowed.")
     elif status == "output_limit":
         lines.append("Output limit exceeded: the program wrote more output than allowed.")
+    elif status == "tampered":
+        lines.append("Tampered: the program interfered with how tests are graded, so no test counts.")
     elif status == "failed" and test.expected is not None:
         actual = test.actual if test.actual is not None else test.stdout
         lines += ["Program's Output:", truncate(actual, field_chars),

@@ -37,7 +37,8 @@ class Recorder:
             if not self._is_stored(event.session_id):
                 s = self.session
                 self.store.start_session(s.problem, getattr(s.client, "display_name", "human"), s.source,
-                                         session_id=event.session_id, adapter_version=s.adapter_version)
+                                         session_id=event.session_id, adapter_version=s.adapter_version,
+                                         meta=getattr(s, "meta", None))
                 self._stored = True
             self.store.append_turn(event.session_id, event.turn)
         elif isinstance(event, SessionEnded) and self._is_stored(event.session_id):

@@ -105,6 +105,16 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def parallel_args(server: ServerSettings) -> list[str]:
+    """vLLM's tensor and data parallel sizes; sizes of 1 (one GPU, one replica) are left off."""
+    argv: list[str] = []
+    if server.tensor_parallel_size > 1:
+        argv += ["--tensor-parallel-size", str(server.tensor_parallel_size)]
+    if server.data_parallel_size > 1:
+        argv += ["--data-parallel-size", str(server.data_parallel_size)]
+    return argv
+
+
 def command(model_path: Path, served_name: str, server: ServerSettings, port: int,
             speculative: bool = True) -> tuple[list[str], dict[str, str]]:
     """The vLLM command line and environment for this machine (latency options:
@@ -114,7 +124,7 @@ def command(model_path: Path, served_name: str, server: ServerSettings, port: in
         "--model", str(model_path), "--served-model-name", served_name,
         "--host", server.host, "--port", str(port),
         "--enable-lora", "--max-lora-rank", str(server.max_lora_rank),
-        "--max-loras", str(server.max_loras),
+        "--max-loras", str(server.max_loras), *parallel_args(server),
         "--max-model-len", str(server.max_model_len),
         "--generation-config", "vllm",
         *server_options.arguments(server, speculative),

@@ -162,13 +162,15 @@ class Session:
             self.id = new_session_id()
         return self.id
 
-    def run(self, max_turns: int | None = None) -> str:
+    def run(self, max_turns: int | None = None, stop_on_pass: bool = True) -> str:
         """Model turns until the public tests pass or the session holds `max_turns` turns
-        (default: the configured T). Returns the final status."""
+        (default: the configured T); with `stop_on_pass=False` it always takes them all
+        (the paper's full horizon: "public passed, hidden failed" turns for training).
+        Returns the final status."""
         limit = self.settings.turns if max_turns is None else max_turns
         self._start()
         try:
-            while not self.passed and len(self.turns) < limit:
+            while (not self.passed or not stop_on_pass) and len(self.turns) < limit:
                 self.model_turn()
         except LLMError as exc:
             return self.finish(MODEL_ERROR, str(exc))

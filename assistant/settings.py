@@ -7,7 +7,8 @@ sandbox, loop, paths, collect, eval, train), each field documented, with the def
 the section(s) it needs. The sandbox section is the sandbox package's own `SandboxSettings`.
 The `train:` section holds only a user's overrides of `configs/train.yaml`: the trainer merges
 them over its profiles (`trainer.settings.load_train_settings`). This module describes and
-validates settings; it opens nothing.
+validates settings; it opens nothing (it only creates the data and cache directories it
+resolves).
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ class ServerSettings(Section):
     startup_timeout_s: float = Field(600, gt=0, description="Seconds the server may take to become healthy.")
     max_model_len: int = Field(4096, ge=1, description="Context length the server allows (vLLM --max-model-len).")
     max_loras: int = Field(4, ge=1, description="LoRA adapters loaded at once (vLLM --max-loras).")
+    tensor_parallel_size: int = Field(1, ge=1, description="GPUs one model replica is split over "
+                                                           "(vLLM --tensor-parallel-size).")
+    data_parallel_size: int = Field(1, ge=1, description="Model replicas behind the one server "
+                                                         "(vLLM --data-parallel-size).")
     max_lora_rank: int = Field(64, ge=1, description="Largest LoRA rank served (vLLM --max-lora-rank).")
     cpu_kvcache_space_gb: int = Field(4, ge=1, description="KV cache size on CPU (VLLM_CPU_KVCACHE_SPACE).")
     cpu_dtype: str = Field("float32", description="Weights' dtype on CPU (vLLM --dtype).")
@@ -196,6 +201,7 @@ class TrainSection(Section):
     grpo: dict[str, Any] = Field({}, description="Overrides of the trl.GRPOConfig keys.")
     gate: dict[str, Any] = Field({}, description="Overrides of the promotion gate settings.")
     nightly: dict[str, Any] = Field({}, description="Overrides of the nightly job settings.")
+    launcher: dict[str, Any] = Field({}, description="Overrides of the launcher settings (training processes).")
     continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
     stop_at_fence: bool | None = Field(None, description="End completions at the closing fence (None: train.yaml's).")
 

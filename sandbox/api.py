@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 Kind = Literal["stdio", "function", "pytest"]
 KINDS: tuple[str, ...] = ("stdio", "function", "pytest")
-Status = Literal["passed", "failed", "error", "timeout", "memory", "output_limit"]
-STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "memory", "output_limit")
+Status = Literal["passed", "failed", "error", "timeout", "memory", "output_limit", "tampered"]
+STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "memory", "output_limit", "tampered")
+TAMPERED_DETAIL = "the run tampered with grading (a hidden canary test passed); nothing of it counts"
 
 
 class SandboxError(Exception):
@@ -102,19 +103,25 @@ class TestResult:
 
 @dataclass
 class RunResult:
+    """`tampered`: a hidden canary test passed, so the program forged its grading; every test
+    then has status "tampered" and the pass rate is 0. `flags`: signals (not verdicts) that the
+    program reaches for grading internals (sandbox/flags.py), e.g. "frames", "fd3"."""
+
     tests: list[TestResult] = field(default_factory=list)
     compile_error: str | None = None
     sandbox_error: str | None = None
+    tampered: bool = False
+    flags: list[str] = field(default_factory=list)
 
     @property
     def pass_rate(self) -> float:
-        if not self.tests:
+        if not self.tests or self.tampered:
             return 0.0
         return sum(t.passed for t in self.tests) / len(self.tests)
 
     @property
     def all_passed(self) -> bool:
-        return bool(self.tests) and all(t.passed for t in self.tests) and not self.sandbox_error
+        return bool(self.tests) and all(t.passed for t in self.tests) and not (self.sandbox_error or self.tampered)
 
     def first_failure(self) -> TestResult | None:
         return next((t for t in self.tests if not t.passed), None)
@@ -124,6 +131,8 @@ class RunResult:
             "pass_rate": self.pass_rate,
             "compile_error": self.compile_error,
             "sandbox_error": self.sandbox_error,
+            "tampered": self.tampered,
+            "flags": list(self.flags),
             "tests": [t.to_dict() for t in self.tests],
         }
 
@@ -133,6 +142,8 @@ class RunResult:
             tests=[TestResult.from_dict(t) for t in data.get("tests", [])],
             compile_error=data.get("compile_error"),
             sandbox_error=data.get("sandbox_error"),
+            tampered=bool(data.get("tampered")),
+            flags=list(data.get("flags") or []),
         )
 
 

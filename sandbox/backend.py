@@ -4,7 +4,10 @@
 `DockerBackend` runs it in a warm pool of hardened containers on this machine's engine,
 one pool per container spec, with the transport given (sandbox/transport.py). A sandbox
 fault in the middle of a job (the container vanished, the harness crashed) is retried
-once on a fresh container, then reported in `RunResult.sandbox_error`. Another backend
+once on a fresh container, then reported in `RunResult.sandbox_error`. Engine calls that
+time out under load are retried with back-off (sandbox/engine.py `Retry`); if the engine
+still does not answer, SandboxError says so in one sentence, and `close` removes every
+container of this instance, even one a timed-out create made anyway. Another backend
 (e.g. one that submits prepared jobs to a pool of remote workers, each owning a local
 `DockerBackend`) implements the same three methods; callers do not change.
 """
@@ -16,9 +19,11 @@ import uuid
 from typing import Protocol
 
 import docker
+import requests
 
 from sandbox.api import Limits, RunResult, SandboxError
-from sandbox.engine import ENGINE_ERRORS, connect, container_spec, owner_id, remove_orphans, short_reason
+from sandbox.engine import (ENGINE_ERRORS, Retry, connect, container_spec, owner_id, remove_instance, remove_orphans,
+                            short_reason)
 from sandbox.image import require_image
 from sandbox.pool import Pool, run_job
 from sandbox.protocol import Prepared, assemble, error_tests
@@ -44,13 +49,16 @@ class DockerBackend:
     """Warm container pools on the local Docker engine."""
 
     def __init__(self, image: str, transport: Transport, pool_size: int = 4, max_jobs: int = 200,
-                 client: docker.DockerClient | None = None, client_pool: int = 16) -> None:
-        self.image, self.transport = image, transport
+                 client: docker.DockerClient | None = None, client_pool: int = 16, retry: Retry | None = None) -> None:
+        self.image, self.transport, self.retry = image, transport, retry or Retry()
         self.pool_size, self.max_jobs = max(1, int(pool_size)), max(1, int(max_jobs))
-        self.client = client or connect(max_pool_size=client_pool)
-        require_image(self.client, self.image)
-        self.owner, self.instance = owner_id(), uuid.uuid4().hex[:12]
-        self.orphans_removed = remove_orphans(self.client)
+        self.client = client or connect(max_pool_size=client_pool, retry=self.retry)
+        try:
+            self.retry.call(require_image, self.client, self.image)
+            self.owner, self.instance = owner_id(), uuid.uuid4().hex[:12]
+            self.orphans_removed = remove_orphans(self.client, self.retry)
+        except ENGINE_ERRORS as exc:
+            raise self._engine_error("cannot prepare the sandbox", exc) from None
         self._pools: dict[tuple, Pool] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -62,8 +70,7 @@ class DockerBackend:
             try:
                 warm = pool.acquire()
             except ENGINE_ERRORS as exc:
-                raise SandboxError(f"cannot start a sandbox container from {self.image} ({short_reason(exc)}): "
-                                   "check that dockerd is running and run `cobalt sandbox build`") from None
+                raise self._engine_error(f"cannot start a sandbox container from {self.image}", exc) from None
             recycle = True  # whatever goes wrong below, the container goes back to the pool
             try:
                 out, err, _finished = run_job(self.client, warm, job.payload, job.deadline_s)
@@ -82,6 +89,13 @@ class DockerBackend:
         return RunResult(error_tests(job.tests, job.kind, "sandbox fault; not the program's"),
                          sandbox_error=fault)
 
+    def _engine_error(self, what: str, exc: BaseException) -> SandboxError:
+        reason = short_reason(exc)
+        if reason == "timed out" or isinstance(exc, requests.exceptions.ConnectionError):
+            return SandboxError(f"{what}: the Docker engine did not answer ({reason}) after {self.retry.attempts} "
+                                "attempts; it may be starved of CPU, so retry when the machine is less loaded")
+        return SandboxError(f"{what} ({reason}): check that dockerd is running and run `cobalt sandbox build`")
+
     def _running(self, container_id: str) -> bool:
         try:
             return bool(self.client.api.inspect_container(container_id)["State"]["Running"])
@@ -95,11 +109,14 @@ class DockerBackend:
                 raise SandboxError("the sandbox was closed")
             if key not in self._pools:
                 self._pools[key] = Pool(self.client, self.image, limits, self.pool_size, self.max_jobs,
-                                        self.owner, self.instance, self.transport)
+                                        self.owner, self.instance, self.transport, self.retry)
             return self._pools[key]
 
     def warm(self, limits: Limits) -> None:
-        self._pool(limits).warm_up()
+        try:
+            self._pool(limits).warm_up()
+        except ENGINE_ERRORS as exc:
+            raise self._engine_error(f"cannot start the sandbox containers from {self.image}", exc) from None
 
     def close(self) -> None:
         with self._lock:
@@ -107,3 +124,4 @@ class DockerBackend:
             pools = list(self._pools.values())
         for pool in pools:
             pool.close()
+        remove_instance(self.client, self.instance, self.retry)  # e.g. made by a create that timed out

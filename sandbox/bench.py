@@ -11,6 +11,7 @@ side by side in one run, on the same generated stdio programs and tests:
    generated here; this is the only place code runs outside the sandbox.
 
 All four run with the same concurrency, and every way must get every test right.
+`--backend ray` measures the Ray backend beside the warm pool instead (sandbox/bench_ray.py).
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
-from sandbox.api import Job, Limits, TestCase
+from sandbox import bench_grading
+from sandbox.api import Job, Limits, SandboxError, TestCase
 from sandbox.harness.compare import outputs_match
 from sandbox.core import Sandbox
+from sandbox.engine import ENGINE_ERRORS, short_reason
 from sandbox.pool import run_once
 from sandbox.protocol import assemble, prepare
 
@@ -57,17 +60,25 @@ TEMPLATES: list[tuple[str, Callable[[random.Random], str], Callable[[str, int], 
 HELP = "warm pool vs docker run per program/test vs bare python3"
 
 
-def make_jobs(programs: int, tests: int, seed: int = 0) -> list[Job]:
-    """Deterministic, correct programs with their tests."""
+def generate_jobs(templates: list, programs: int, tests: int, make_case: Callable[[Any, Any], TestCase],
+                  kind: str = "stdio", seed: int = 0) -> list[Job]:
+    """Deterministic, correct programs from (source, make_input, solve) templates; each test
+    is make_case(input, solve(input, k)) for program k."""
     rng, jobs = random.Random(seed), []
     for k in range(programs):
-        source, make_input, solve = TEMPLATES[k % len(TEMPLATES)]
+        source, make_input, solve = templates[k % len(templates)]
         cases = []
         for _ in range(tests):
-            stdin = make_input(rng)
-            cases.append(TestCase(input=stdin + "\n", output=solve(stdin, k) + "\n"))
-        jobs.append(Job(source.format(k=k, m=k % 5) + "\n", cases))
+            given = make_input(rng)
+            cases.append(make_case(given, solve(given, k)))
+        jobs.append(Job(source.format(k=k, m=k % 5) + "\n", cases, kind=kind))
     return jobs
+
+
+def make_jobs(programs: int, tests: int, seed: int = 0) -> list[Job]:
+    """Deterministic, correct stdio programs with their tests."""
+    return generate_jobs(TEMPLATES, programs, tests, lambda given, out: TestCase(input=given + "\n", output=out + "\n"),
+                         seed=seed)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,9 +89,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-test-programs", type=int, default=20,
                         help="programs for `docker run` per test, a declared subset (default 20)")
     parser.add_argument("--concurrency", type=int, default=None, help="jobs in flight (default: config)")
+    parser.add_argument("--grading", type=int, default=0, metavar="ROUNDS",
+                        help="also measure the grading guards (canaries, value tests judged outside) on vs off "
+                             "on the warm pool, over ROUNDS interleaved rounds per kind (e.g. 2; default 0: not)")
+    parser.add_argument("--backend", choices=["docker", "ray"], default="docker",
+                        help="ray: the Ray backend beside the local warm pool instead (sandbox/bench_ray.py)")
+    parser.add_argument("--ray-address", default=None,
+                        help="with --backend ray: the cluster (default: sandbox.ray.address; local: a private one)")
 
 
-def _timed(label: str, n_programs: int, n_tests: int, fn: Callable[[], int]) -> dict[str, Any]:
+def timed(label: str, n_programs: int, n_tests: int, fn: Callable[[], int]) -> dict[str, Any]:
     start = time.perf_counter()
     passed = fn()
     seconds = time.perf_counter() - start
@@ -107,7 +125,7 @@ def _bare(jobs: list[Job], python: str, limits: Limits, concurrency: int, tmp: s
         return sum(pool.map(one, work))
 
 
-def _pool(box: Sandbox, jobs: list[Job]) -> int:
+def pool_passed(box: Sandbox, jobs: list[Job]) -> int:
     return sum(sum(t.passed for t in r.tests) for r in box.run_many(jobs))
 
 
@@ -115,7 +133,7 @@ def _docker_run(box: Sandbox, jobs: list[Job], concurrency: int) -> int:
     def one(job: Job) -> int:
         prepared = prepare(job.program, job.tests, job.kind, box.limits, None)
         out, err, _ = run_once(box.client, box.image, box.limits, box.owner, prepared.payload,
-                               prepared.deadline_s, box.instance)
+                               prepared.deadline_s, box.instance, box.backend.retry)  # type: ignore[attr-defined]
         return sum(t.passed for t in assemble(prepared, out, err).result.tests)
 
     with ThreadPoolExecutor(concurrency) as pool:
@@ -123,7 +141,8 @@ def _docker_run(box: Sandbox, jobs: list[Job], concurrency: int) -> int:
 
 
 def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_program: int | None,
-                  per_test: int, concurrency: int | None, log: Callable[[str], None] = print) -> dict[str, Any]:
+                  per_test: int, concurrency: int | None, log: Callable[[str], None] = print,
+                  grading_rounds: int = 0) -> dict[str, Any]:
     concurrency = concurrency or section.concurrency
     jobs = make_jobs(programs, tests)
     per_program = min(programs, per_program if per_program is not None else programs)
@@ -139,27 +158,29 @@ def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_progr
         warm_s = time.perf_counter() - start
         exec_box.warm()
         log("1/5 warm pool (run_many) ...")
-        rows.append(_timed("warm pool (run_many)", programs, programs * tests, lambda: _pool(box, jobs)))
+        rows.append(timed("warm pool (run_many)", programs, programs * tests, lambda: pool_passed(box, jobs)))
         log("2/5 warm pool, docker exec per program ...")
-        rows.append(_timed("pool, docker exec/program", programs, programs * tests, lambda: _pool(exec_box, jobs)))
+        rows.append(timed("pool, docker exec/program", programs, programs * tests, lambda: pool_passed(exec_box, jobs)))
         log(f"3/5 docker run per program ({per_program} programs) ...")
-        rows.append(_timed("docker run per program", per_program, per_program * tests,
+        rows.append(timed("docker run per program", per_program, per_program * tests,
                            lambda: _docker_run(box, jobs[:per_program], concurrency)))
         log(f"4/5 docker run per test ({per_test} programs) ...")
         singles = [Job(j.program, [c]) for j in jobs[:per_test] for c in j.tests]
-        rows.append(_timed("docker run per test", per_test, per_test * tests,
+        rows.append(timed("docker run per test", per_test, per_test * tests,
                            lambda: _docker_run(box, singles, concurrency)))
         log(f"5/5 bare {python} per test ...")
         with tempfile.TemporaryDirectory(prefix="cobalt-bench-") as tmp:
-            rows.append(_timed("bare python3 per test", programs, programs * tests,
+            rows.append(timed("bare python3 per test", programs, programs * tests,
                                lambda: _bare(jobs, python, box.limits, concurrency, tmp)))
+        grading = bench_grading.measure(box, jobs, grading_rounds, log) if grading_rounds > 0 else None
     pool = rows[0]["tests_per_s"]
     return {
+        "grading": grading,
         "programs": programs, "tests_per_program": tests, "concurrency": concurrency,
         "cpus": os.cpu_count(), "python": python, "pool_warmup_s": round(warm_s, 2),
         "subsets": {"docker_run_per_program": per_program, "docker_run_per_test": per_test},
         "ways": rows,
-        "all_correct": all(r["passed"] == r["tests"] for r in rows),
+        "all_correct": all(r["passed"] == r["tests"] for r in rows) and (grading or {}).get("all_correct", True),
         "ratios": {"pool_vs_docker_run_per_test": round(pool / rows[3]["tests_per_s"], 2),
                    "pool_vs_docker_run_per_program": round(pool / rows[2]["tests_per_s"], 2),
                    "pool_vs_bare_python": round(pool / rows[4]["tests_per_s"], 2),
@@ -169,13 +190,18 @@ def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_progr
     }
 
 
-def render(report: dict[str, Any]) -> str:
-    lines = [f"sandbox benchmark: {report['programs']} programs x {report['tests_per_program']} stdio tests, "
-             f"concurrency {report['concurrency']}, {report['cpus']} CPUs",
-             f"{'way':<26}{'programs':>9}{'tests':>7}{'seconds':>9}{'tests/s':>9}{'correct':>9}"]
-    for row in report["ways"]:
+def table(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows of `timed` as a text table."""
+    lines = [f"{'way':<26}{'programs':>9}{'tests':>7}{'seconds':>9}{'tests/s':>9}{'correct':>9}"]
+    for row in rows:
         lines.append(f"{row['way']:<26}{row['programs']:>9}{row['tests']:>7}{row['seconds']:>9.2f}"
                      f"{row['tests_per_s']:>9.1f}{row['passed']:>9}")
+    return lines
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [f"sandbox benchmark: {report['programs']} programs x {report['tests_per_program']} stdio tests, "
+             f"concurrency {report['concurrency']}, {report['cpus']} CPUs", *table(report["ways"])]
     subsets = report["subsets"]
     if subsets["docker_run_per_test"] < report["programs"] or subsets["docker_run_per_program"] < report["programs"]:
         lines.append(f"(docker run per test measured on the first {subsets['docker_run_per_test']} programs, per "
@@ -192,6 +218,8 @@ def render(report: dict[str, Any]) -> str:
         verdict = "ok" if ratio >= target else "BELOW TARGET"
         lines.append(f"{label:<32}{ratio:>7.2f}x   target >= {target:g}x   {verdict}")
     lines.append(f"pool warm-up (not timed above): {report['pool_warmup_s']:.2f} s; bare python: {report['python']}")
+    if report.get("grading"):
+        lines += bench_grading.render(report["grading"])
     if not report["all_correct"]:
         lines.append("WARNING: some way did not pass every test; see the 'correct' column")
     return "\n".join(lines)
@@ -200,8 +228,22 @@ def render(report: dict[str, Any]) -> str:
 def main(args: argparse.Namespace, settings: Any) -> int:
     """`cobalt bench sandbox`; `settings` is the loaded configuration (its `sandbox` section is used)."""
     quiet = bool(getattr(args, "json", False))
-    report = run_benchmark(settings.sandbox, args.programs, args.tests, args.per_program_programs, args.per_test_programs,
-                           args.concurrency, log=(lambda s: print(s, file=sys.stderr)) if quiet else print)
+    log = (lambda s: print(s, file=sys.stderr)) if quiet else print
+    try:
+        if getattr(args, "backend", "docker") == "ray":
+            from sandbox.bench_ray import render_ray, run_ray_benchmark
+
+            report = run_ray_benchmark(settings.sandbox, args.programs, args.tests, args.concurrency,
+                                       args.ray_address, log=log)
+            print(json.dumps(report) if quiet else render_ray(report))
+            return 0 if report["all_correct"] else 1
+        report = run_benchmark(settings.sandbox, args.programs, args.tests, args.per_program_programs,
+                               args.per_test_programs, args.concurrency, log=log,
+                               grading_rounds=int(getattr(args, "grading", 0) or 0))
+    except ENGINE_ERRORS as exc:  # after the retries (sandbox/engine.py); the pools are closed by now
+        raise SandboxError(f"the benchmark lost the Docker engine ({short_reason(exc)}) even after retrying "
+                           "with back-off; it may be starved of CPU, so run it when the machine is less loaded"
+                           ) from None
     print(json.dumps(report) if quiet else render(report))
     return 0 if report["all_correct"] else 1
 

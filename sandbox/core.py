@@ -7,7 +7,9 @@
 `Sandbox` validates and prepares each job and limits how many run at once; a backend
 (sandbox/backend.py) runs them: by default `DockerBackend`, a warm pool of containers on
 the local engine whose PID 1 is a warm fork server reached over the attach socket (the
-`Transport`, sandbox/transport.py; `transport="exec"`: one `docker exec` per job). A
+`Transport`, sandbox/transport.py; `transport="exec"`: one `docker exec` per job); with
+`backend: ray` in the section, `RayBackend` (sandbox/ray_backend.py), one such pool per
+node of a Ray cluster. A
 failing program never raises; SandboxError is raised only when the sandbox cannot run at
 all (no engine, no image). Sandbox faults are reported in `RunResult.sandbox_error` so
 callers can drop the sample instead of scoring it.
@@ -25,6 +27,7 @@ import docker
 
 from sandbox.api import Job, Limits, Project, RunResult, TestCase
 from sandbox.backend import Backend, DockerBackend
+from sandbox.engine import Retry
 from sandbox.image import image_tag
 from sandbox.protocol import prepare
 from sandbox.transport import Transport, make_transport
@@ -43,19 +46,25 @@ class Sandbox:
     def __init__(self, image: str | None = None, pool_size: int = 4, limits: Limits | None = None,
                  max_jobs_per_container: int = 200, concurrency: int = 4,
                  client: docker.DockerClient | None = None, transport: str | Transport = "attach",
-                 backend: Backend | None = None) -> None:
+                 backend: Backend | None = None, canaries: bool = True, outside_checks: bool = True,
+                 engine_retries: int = 4, engine_backoff_s: float = 0.5) -> None:
         """transport: "attach" (default) hands each job to the container's PID 1, a warm
         fork server, over the attach socket; "exec" runs one `docker exec` per job; or a
         Transport object. backend: where jobs run (default: a DockerBackend built from the
-        other arguments)."""
+        other arguments). canaries: hidden tamper canaries in every job (sandbox/canary.py);
+        outside_checks: value-shaped function tests judged here (sandbox/checks.py).
+        engine_retries / engine_backoff_s: Docker calls that time out under load are retried
+        that many times in all, with exponential back-off from that wait."""
         self.limits = limits or Limits()
+        self.canaries, self.outside_checks = bool(canaries), bool(outside_checks)
         self.concurrency = max(1, int(concurrency))
         self.transport = make_transport(transport)
         self.backend: Backend = backend or DockerBackend(
             image_tag(image), self.transport, pool_size, max_jobs_per_container, client,
-            client_pool=max(16, 2 * self.concurrency + 4))
+            client_pool=max(16, 2 * self.concurrency + 4), retry=Retry(int(engine_retries), float(engine_backoff_s)))
         self.image = self.backend.image
         self._slots = threading.BoundedSemaphore(self.concurrency)
+        self._batches = callable(getattr(self.backend, "execute_many", None))  # bounds its own in-flight jobs
         _OPEN.add(self)
 
     @classmethod
@@ -66,8 +75,16 @@ class Sandbox:
         from sandbox.settings import SandboxSettings  # pydantic, imported only when used
 
         settings = section if isinstance(section, SandboxSettings) else SandboxSettings.model_validate(section or {})
-        kwargs: dict[str, Any] = settings.model_dump(exclude={"limits"}) | {"limits": replace(settings.limits)}
+        kwargs: dict[str, Any] = (settings.model_dump(exclude={"limits", "backend", "ray"})
+                                  | {"limits": replace(settings.limits)})
         kwargs.update(overrides)
+        if settings.backend == "ray" and "backend" not in overrides:
+            from sandbox.ray_backend import RayBackend  # Ray is optional: imported only when chosen
+
+            kwargs["backend"] = RayBackend(image_tag(kwargs["image"]), make_transport(kwargs["transport"]).name,
+                                           kwargs["pool_size"], kwargs["max_jobs_per_container"],
+                                           engine_retry=(kwargs["engine_retries"], kwargs["engine_backoff_s"]),
+                                           **settings.ray.model_dump())
         return cls(**kwargs)
 
     # ------------------------------------------------- the local Docker backend's particulars
@@ -91,16 +108,25 @@ class Sandbox:
     def run(self, program: str | bytes, tests: Sequence[TestCase | dict], kind: str = "stdio",
             limits: Limits | None = None, project: Project | None = None) -> RunResult:
         """Run `program` against `tests`; never raises for a failing program."""
-        job = prepare(program, list(tests), kind, limits or self.limits, project)
+        job = prepare(program, list(tests), kind, limits or self.limits, project, self.canaries, self.outside_checks)
         if job.result is not None:
             return job.result
+        if self._batches:
+            return self.backend.execute_many([job])[0]  # type: ignore[attr-defined]
         with self._slots:
             return self.backend.execute(job)
 
     def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
-        """Run jobs concurrently (at most `concurrency` at once); results in job order."""
+        """Run jobs concurrently (at most `concurrency` at once, or the backend's own bound
+        on jobs in flight when it takes batches); results in job order."""
         if not jobs:
             return []
+        if self._batches:
+            prepared = [prepare(j.program, list(j.tests), j.kind, j.limits or self.limits, j.project, self.canaries,
+                                self.outside_checks) for j in jobs]
+            todo = [p for p in prepared if p.result is None]
+            done = iter(self.backend.execute_many(todo) if todo else [])  # type: ignore[attr-defined]
+            return [p.result if p.result is not None else next(done) for p in prepared]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(jobs))) as pool:
             futures = [pool.submit(self.run, j.program, j.tests, j.kind, j.limits, j.project) for j in jobs]
             return [f.result() for f in futures]

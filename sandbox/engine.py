@@ -6,13 +6,18 @@ nodev, noexec), non-root user, all capabilities dropped, no-new-privileges, no I
 namespace sharing, pids limit, memory limit with swap equal to it, CPU quota, nofile and
 core ulimits, no logging, auto-remove. Containers carry the owner's host:pid:start-time, so
 a process removes only orphans whose owner is dead, never a live neighbour's containers.
+A starved engine is not a crash: calls that time out or lose their connection are retried
+with exponential back-off (`Retry`); a container a timed-out create made anyway carries
+this process' labels and is swept when its sandbox closes (`remove_instance`).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from typing import Any
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
 
 import docker
 import requests
@@ -23,15 +28,39 @@ from sandbox.image import HARNESS_CMD, SANDBOX_USER
 
 LABEL, OWNER_LABEL, INSTANCE_LABEL = "cobalt.sandbox", "cobalt.sandbox.owner", "cobalt.sandbox.instance"
 ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+TRANSIENT = (requests.exceptions.Timeout, requests.exceptions.ConnectionError)  # ReadTimeout, "Read timed out"
 HARNESS_OVERHEAD_MB = 64
+T = TypeVar("T")
 
 
-def connect(timeout: int = 120, max_pool_size: int = 16) -> docker.DockerClient:
+@dataclass(frozen=True)
+class Retry:
+    """How engine calls that time out under load are retried: `attempts` in all, waiting
+    backoff_s, 2 x backoff_s, ... between them (config: sandbox.engine_retries/engine_backoff_s)."""
+
+    attempts: int = 4
+    backoff_s: float = 0.5
+
+    def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        for attempt in range(max(1, self.attempts)):
+            try:
+                return fn(*args, **kwargs)
+            except TRANSIENT:
+                if attempt + 1 >= max(1, self.attempts):
+                    raise
+                time.sleep(self.backoff_s * (2 ** attempt))
+        raise AssertionError("unreachable")
+
+
+NO_RETRY = Retry(attempts=1)
+
+
+def connect(timeout: int = 120, max_pool_size: int = 16, retry: Retry = NO_RETRY) -> docker.DockerClient:
     """A client for the engine at DOCKER_HOST (or the default socket), or SandboxError."""
     host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     try:
         client = docker.from_env(timeout=timeout, max_pool_size=max_pool_size)
-        client.ping()
+        retry.call(client.ping)
         return client
     except ENGINE_ERRORS as exc:
         raise SandboxError(f"cannot reach the Docker engine at {host} ({short_reason(exc)}): start dockerd, "
@@ -80,10 +109,10 @@ def owner_alive(owner: str) -> bool:
     return start == "0" or _start_time(pid_n) in (start, "0")
 
 
-def remove_orphans(client: docker.DockerClient) -> int:
+def remove_orphans(client: docker.DockerClient, retry: Retry = NO_RETRY) -> int:
     """Remove sandbox containers whose owning process is dead; returns how many."""
     removed = 0
-    for info in client.api.containers(all=True, filters={"label": LABEL}):
+    for info in retry.call(client.api.containers, all=True, filters={"label": LABEL}):
         if owner_alive(info.get("Labels", {}).get(OWNER_LABEL, "")):
             continue
         remove(client, info["Id"])
@@ -104,6 +133,18 @@ def remove(client: docker.DockerClient, container_id: str, wait_s: float = 15.0)
         client.api.wait(container_id, timeout=wait_s, condition="removed")
     except ENGINE_ERRORS:
         pass
+
+
+def remove_instance(client: docker.DockerClient, instance: str, retry: Retry = NO_RETRY) -> int:
+    """Remove every container labelled with this sandbox instance (e.g. one a create that
+    timed out made anyway); returns how many there were."""
+    try:
+        found = retry.call(client.api.containers, all=True, filters={"label": f"{INSTANCE_LABEL}={instance}"})
+    except ENGINE_ERRORS:
+        return 0
+    for info in found:
+        remove(client, info["Id"])
+    return len(found)
 
 
 def owned_containers(client: docker.DockerClient, owner: str | None = None) -> list[dict]:

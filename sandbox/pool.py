@@ -19,7 +19,7 @@ import weakref
 import docker
 
 from sandbox.api import Limits, SandboxError
-from sandbox.engine import create_kwargs, harness_command, remove
+from sandbox.engine import ENGINE_ERRORS, NO_RETRY, Retry, create_kwargs, harness_command, remove
 from sandbox.protocol import close_hijacked, exchange
 from sandbox.transport import Transport
 
@@ -54,12 +54,12 @@ os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def start_warm(client: docker.DockerClient, image: str, limits: Limits, owner: str, instance: str,
-               transport: Transport) -> Warm:
+               transport: Transport, retry: Retry = NO_RETRY) -> Warm:
     kwargs = create_kwargs(client, image, limits, transport.init_command(), owner, instance)
-    cid = client.api.create_container(**kwargs)["Id"]
+    cid = retry.call(client.api.create_container, **kwargs)["Id"]
     try:
-        sock = client.api.attach_socket(cid, params=dict(transport.attach_params))
-        client.api.start(cid)
+        sock = retry.call(client.api.attach_socket, cid, params=dict(transport.attach_params))
+        retry.call(client.api.start, cid)
     except BaseException:
         remove(client, cid)
         raise
@@ -72,18 +72,22 @@ def run_job(client: docker.DockerClient, warm: Warm, payload: bytes, timeout_s: 
 
 
 def run_once(client: docker.DockerClient, image: str, limits: Limits, owner: str, payload: bytes,
-             timeout_s: float, instance: str = "") -> tuple[bytes, bytes, bool]:
+             timeout_s: float, instance: str = "", retry: Retry = NO_RETRY) -> tuple[bytes, bytes, bool]:
     """`docker run --rm -i` of the harness for one job, through the API (no CLI start-up)."""
-    cid = client.api.create_container(**create_kwargs(client, image, limits, harness_command("run"), owner, instance))["Id"]
+    kwargs = create_kwargs(client, image, limits, harness_command("run"), owner, instance)
+    cid = retry.call(client.api.create_container, **kwargs)["Id"]
     result: tuple[bytes, bytes, bool] = (b"", b"", False)
     try:
-        sock = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-        client.api.start(cid)
+        sock = retry.call(client.api.attach_socket, cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        retry.call(client.api.start, cid)
         try:
             result = exchange(sock, payload, timeout_s)
         finally:
             close_hijacked(sock)
-        client.api.wait(cid, timeout=timeout_s, condition="removed")
+        try:
+            client.api.wait(cid, timeout=timeout_s, condition="removed")
+        except ENGINE_ERRORS:
+            pass  # removal is slow on a starved engine (a read timeout): `remove` below sees it through
     except docker.errors.NotFound:
         pass  # auto-remove finished first
     finally:
@@ -95,9 +99,9 @@ class Pool:
     """Up to `size` warm containers of one spec; one job per container at a time."""
 
     def __init__(self, client: docker.DockerClient, image: str, limits: Limits, size: int,
-                 max_jobs: int, owner: str, instance: str, transport: Transport) -> None:
+                 max_jobs: int, owner: str, instance: str, transport: Transport, retry: Retry = NO_RETRY) -> None:
         self.client, self.image, self.limits, self.owner = client, image, limits, owner
-        self.instance, self.transport = instance, transport
+        self.instance, self.transport, self.retry = instance, transport, retry
         self.size, self.max_jobs = max(1, size), max(1, max_jobs)
         self._idle: list[Warm] = []
         self._all: dict[str, Warm] = {}
@@ -118,7 +122,8 @@ class Pool:
                     break
                 self._cond.wait()
         try:
-            warm = start_warm(self.client, self.image, self.limits, self.owner, self.instance, self.transport)
+            warm = start_warm(self.client, self.image, self.limits, self.owner, self.instance, self.transport,
+                              self.retry)
         finally:
             with self._cond:
                 self._starting -= 1

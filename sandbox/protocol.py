@@ -7,7 +7,10 @@ and, for stdio, its expected output as a separate frame that the harness reads o
 the test's child has exited. Output is Docker's multiplexed stream (8-byte frame headers);
 the harness writes one JSON line per test and `{"done": true}` last. A missing `done`
 means the harness died: the test it was on and all later ones are errors, and the
-container is recycled. Not here: which container to use (sandbox/pool.py).
+container is recycled. The payload carries, for a value-shaped function test, only its
+setup and call (sandbox/checks.py), and a hidden canary at a random place
+(sandbox/canary.py); the host's verdict on the lines is sandbox/grading.py. Not here:
+which container to use (sandbox/pool.py).
 """
 
 from __future__ import annotations
@@ -21,17 +24,23 @@ import struct
 import tarfile
 import threading
 import time
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, field
 
-from sandbox.api import KINDS, Limits, Project, RunResult, SandboxError, TestCase, TestResult
+from sandbox.api import KINDS, Limits, Project, RunResult, SandboxError, TestCase
+from sandbox.canary import SKIP_DIRS, PytestCanary, function_canary, pytest_canary, stdio_canary
+from sandbox.checks import Check, value_check
+from sandbox.flags import scan
+from sandbox.grading import error_tests, grade
 
-SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache", ".pytest_cache", ".tox"}
 RECYCLE_STATUSES = {"timeout", "output_limit"}
 
 
 @dataclass
 class Prepared:
-    """A validated job, ready to send."""
+    """A validated job, ready to send. `slots` maps each test the payload carries, in order,
+    to its index in `tests`, or -1 for a hidden canary (sandbox/canary.py); `checks` holds a
+    function test's `Check` when its expected value stays here (sandbox/checks.py)."""
 
     kind: str
     tests: list[TestCase]
@@ -39,6 +48,10 @@ class Prepared:
     payload: bytes
     deadline_s: float
     result: RunResult | None = None  # set when the job needs no sandbox (e.g. not UTF-8)
+    slots: list[int] = field(default_factory=list)
+    checks: list[Check | None] = field(default_factory=list)
+    pytest_canary: PytestCanary | None = None
+    flags: list[str] = field(default_factory=list)
 
 
 def frame(obj: dict) -> bytes:
@@ -46,15 +59,11 @@ def frame(obj: dict) -> bytes:
     return struct.pack(">I", len(data)) + data
 
 
-def error_tests(tests: list[TestCase], kind: str, detail: str, stderr: str = "") -> list[TestResult]:
-    cases = tests or [TestCase(name="program")]
-    return [TestResult(status="error", stderr=stderr, detail=detail, input=t.input, code=t.code, name=t.name,
-                       expected=t.output if kind == "stdio" else None) for t in cases]
-
-
-def prepare(program: str | bytes, tests: list, kind: str, limits: Limits, project: Project | None) -> Prepared:
+def prepare(program: str | bytes, tests: list, kind: str, limits: Limits, project: Project | None,
+            canaries: bool = True, outside: bool = True) -> Prepared:
     """Validate a job and build its payload. Caller mistakes raise ValueError; a program
-    that is not UTF-8 text becomes an `error` result, not an exception."""
+    that is not UTF-8 text becomes an `error` result, not an exception. `canaries`: add a
+    hidden canary test; `outside`: judge value-shaped function tests here."""
     if kind not in KINDS:
         raise ValueError(f"unknown test kind {kind!r}: use one of {', '.join(KINDS)}")
     cases = [t if isinstance(t, TestCase) else TestCase.from_dict(t) for t in tests]
@@ -70,21 +79,54 @@ def prepare(program: str | bytes, tests: list, kind: str, limits: Limits, projec
     run_limits = {"timeout_s": float(limits.timeout_s), "memory_mb": int(limits.memory_mb),
                   "output_bytes": int(limits.output_bytes), "workdir_mb": int(limits.workdir_mb)}
     header = {"kind": kind, "program": text, "limits": run_limits, "n": len(cases)}
-    frames = []
+    job = Prepared(kind, cases, limits, b"", 0.0, flags=scan(text))
     if kind == "pytest":
         if project is None:
             raise ValueError("the pytest kind needs a project (project_dir, target_file, test_command)")
         run_limits["timeout_s"] *= max(1, len(cases))
-        header.update(project=_pack_project(project.project_dir, limits.workdir_mb),
+        job.pytest_canary = pytest_canary(project.project_dir) if canaries else None
+        extra = {job.pytest_canary.path: job.pytest_canary.source} if job.pytest_canary else {}
+        header.update(project=_pack_project(project.project_dir, limits.workdir_mb, extra),
                       target_file=project.target_file, test_command=project.test_command, n=0)
-    for case in cases if kind != "pytest" else []:
-        expected = (case.output or "").encode("utf-8", "surrogatepass")
-        frames.append(frame({"input": case.input or "", "code": case.code, "expected_len": len(expected)}))
+        job.payload = frame(header)
+    else:
+        tests_payload = _test_frames(job, canaries, outside)
+        header["n"] = len(job.slots)
+        job.payload = frame(header) + tests_payload
+    job.deadline_s = 20.0 + (len(job.slots) or 1) * (limits.timeout_s + 2.0) + (30.0 if kind == "pytest" else 0.0)
+    return job
+
+
+def _test_frames(job: Prepared, canaries: bool, outside: bool) -> bytes:
+    """The tests' frames, a canary among them at a random place; fills job.slots and job.checks."""
+    cases, kind = job.tests, job.kind
+    job.checks = [value_check(c.code or "") if kind == "function" and outside else None for c in cases]
+    wires: list[tuple[int, TestCase]] = list(enumerate(cases))
+    canary = None
+    if canaries and kind == "function":
+        code = function_canary(cases, job.checks if outside else [value_check(c.code or "") for c in cases])
+        canary = TestCase(code=code) if code else None
+    elif canaries and kind == "stdio":
+        canary = stdio_canary(cases)
+    if canary is not None:
+        wires.insert(secrets.randbelow(len(wires) + 1), (-1, canary))
+    frames = []
+    longest: dict[str, int] = {}  # stdio tests with one input share a run: read as much as the longest needs
+    for case in cases:
+        size = len((case.output or "").encode("utf-8", "surrogatepass"))
+        longest[case.input or ""] = max(size, longest.get(case.input or "", 0))
+    for slot, case in wires:
+        check = job.checks[slot] if slot >= 0 else None
+        code = check.child_code if check is not None else case.code
+        expected = max(len((case.output or "").encode("utf-8", "surrogatepass")), longest.get(case.input or "", 0))
+        test = {"input": case.input or "", "code": code, "expected_len": expected}
+        if check is not None:
+            test["value"] = True
+        frames.append(frame(test))
         if kind == "stdio":
             frames.append(frame({"expected": case.output}))
-    payload = frame(header) + b"".join(frames)
-    deadline = 20.0 + (len(cases) or 1) * (limits.timeout_s + 2.0) + (30.0 if kind == "pytest" else 0.0)
-    return Prepared(kind, cases, limits, payload, deadline)
+        job.slots.append(slot)
+    return b"".join(frames)
 
 
 def _program_text(program: str | bytes) -> str | None:
@@ -96,7 +138,7 @@ def _program_text(program: str | bytes) -> str | None:
         return None
 
 
-def _pack_project(project_dir: str, workdir_mb: int) -> bytes:
+def _pack_project(project_dir: str, workdir_mb: int, extra: dict[str, str] | None = None) -> bytes:
     root = os.path.abspath(project_dir)
     if not os.path.isdir(root):
         raise ValueError(f"project directory {project_dir} does not exist")
@@ -108,6 +150,11 @@ def _pack_project(project_dir: str, workdir_mb: int) -> bytes:
                 path = os.path.join(dirpath, name)
                 if os.path.isfile(path) and not os.path.islink(path) and not name.endswith(".pyc"):
                     tar.add(path, arcname=os.path.relpath(path, root), recursive=False)
+        for name, text in (extra or {}).items():
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+            tar.addfile(info, io.BytesIO(data))
     if buf.tell() > (workdir_mb << 20) // 2:
         raise SandboxError(f"project {project_dir} is {buf.tell() >> 20} MB packed, too big for the "
                            f"{workdir_mb} MB work dir: raise sandbox.limits.workdir_mb or remove large files")
@@ -220,34 +267,16 @@ def assemble(job: Prepared, out: bytes, err: bytes) -> Outcome:
         return Outcome(RunResult(), True, fatal or _harness_error(err), False)
     if compile_error is not None:
         detail = "the program is not valid Python"
-        result = RunResult(error_tests(job.tests, job.kind, detail, compile_error), compile_error=compile_error)
+        result = RunResult(error_tests(job.tests, job.kind, detail, compile_error), compile_error=compile_error,
+                           flags=list(job.flags))
         return Outcome(result, False)
-    tests = [_test_result(job, i, obj) for i, obj in enumerate(lines)]
+    tests, tampered, extra = grade(job, lines, done)
     recycle = not done or any(o["status"] in RECYCLE_STATUSES or (o.get("exit_code") or 0) < 0
                               or o.get("clean") is False for o in lines)
-    if not done:
-        missing = job.tests[len(lines):] if job.kind != "pytest" else [TestCase(name="program")]
-        dead = error_tests(missing, job.kind, "the sandbox harness was killed or stopped while this "
-                           "test ran (did the program signal its parent process?)")
-        for later in dead[1:]:
-            later.detail = "not run: the sandbox harness stopped early"
-        tests += dead
-    return Outcome(RunResult(tests), recycle, None, done, killed)
+    result = RunResult(tests, tampered=tampered, flags=job.flags + extra)
+    return Outcome(result, recycle, None, done, killed)
 
 
 def _harness_error(err: bytes) -> str:
     text = err.decode("utf-8", "replace").strip()
     return f"the sandbox harness failed: {text.splitlines()[-1] if text else 'no output'}"
-
-
-def _test_result(job: Prepared, i: int, obj: dict) -> TestResult:
-    case = job.tests[i] if job.kind != "pytest" and i < len(job.tests) else TestCase(name=obj.get("name"))
-    result = TestResult(status=obj["status"], stdout=obj.get("stdout") or "", stderr=obj.get("stderr") or "",
-                        duration_s=float(obj.get("duration_s") or 0.0), input=case.input, code=case.code,
-                        name=obj.get("name") or case.name, exit_code=obj.get("exit_code"),
-                        detail=obj.get("detail") or None)
-    if job.kind == "stdio":
-        result.expected, result.actual = case.output, result.stdout
-    else:
-        result.expected, result.actual = obj.get("expected"), obj.get("actual")
-    return result

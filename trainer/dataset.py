@@ -7,9 +7,12 @@ on *all* tests:
 2. always keep its first-turn prompt (prev_best = 0);
 3. keep trajectories with d > 0, then those with max = 1;
 4. when more than K remain, keep the max-variance subset (`max_variance_subset`);
-5. each kept trajectory gives partial prompts after 1..3 earlier attempts, with prev_best =
+5. each kept trajectory gives partial prompts after 1..3 earlier attempts (a scripted
+   `synthetic` session: after its first, the mutant, only), with prev_best =
    the best earlier pass rate; stop once the last two feedbacks both say every public test
-   passed; identical prompts are kept once;
+   passed, and before a context that would hold a `tampered` turn (its program forged its
+   grading: a hidden canary passed), so no prompt shows a forged turn; identical prompts
+   are kept once;
 6. validation: per task, the trajectory with the smallest d (its first-turn and partial
    prompts); it is not removed from the training pool, whose filters usually drop it.
 
@@ -33,6 +36,9 @@ from assistant.trajectory import SessionRecord, Turn
 from sandbox.api import TestResult
 
 Message = dict[str, str]
+SCRIPTED_SOURCES = ("synthetic",)
+"""Sessions whose turns after the first are scripted (trainer.repair.curriculum: mutant, then
+the canonical solution): they give prompts after their first turn only."""
 
 
 def max_variance_subset(d: list[float], k: int = 4) -> list[int]:
@@ -81,6 +87,7 @@ class Trajectory:
     session_id: str
     turns: list[Turn]
     rates: list[float]
+    source: str = ""
 
     @property
     def d(self) -> float:
@@ -88,7 +95,12 @@ class Trajectory:
 
     @classmethod
     def of(cls, session: SessionRecord) -> "Trajectory":
-        return cls(session.id, list(session.turns), [turn_pass_rate(t) for t in session.turns])
+        return cls(session.id, list(session.turns), [turn_pass_rate(t) for t in session.turns], session.source)
+
+    @property
+    def context_limit(self) -> int | None:
+        """Earlier turns a prompt may hold: 1 for a scripted session (its later turns are not a model's)."""
+        return 1 if self.source in SCRIPTED_SOURCES else None
 
 
 @dataclass
@@ -139,11 +151,12 @@ class BuildStats:
 
 
 FILTER_ORDER = (
-    "sessions", "sessions_without_turns", "sessions_unusable", "tasks", "tasks_too_easy",
+    "sessions", "sessions_without_turns", "sessions_unusable", "turns_tampered", "tasks", "tasks_too_easy",
     "trajectories", "trajectories_no_change", "trajectories_never_solved",
     "trajectories_downsampled", "trajectories_kept", "prompts_first_turn", "prompts_partial",
-    "prompts_stopped_all_passed", "prompts_duplicate", "prompts_too_long", "prompts_perturbed",
-    "perturb_not_possible", "perturb_faults", "train_prompts", "validation_prompts", "validation_tasks",
+    "prompts_stopped_all_passed", "prompts_tampered_context", "prompts_duplicate", "prompts_too_long",
+    "prompts_perturbed", "perturb_not_possible", "perturb_faults", "train_prompts", "validation_prompts",
+    "validation_tasks",
 )
 
 
@@ -152,6 +165,10 @@ def partial_prompts(task: str, problem: Problem, traj: Trajectory, max_context: 
     """Prompts after 1..max_context earlier turns of one trajectory."""
     out = []
     for k in range(1, min(max_context, len(traj.turns)) + 1):
+        if traj.turns[k - 1].tampered:
+            if stats:
+                stats.add("prompts_tampered_context")
+            break
         if k >= 2 and all(feedback.is_all_passed(t.feedback) for t in traj.turns[k - 2:k]):
             if stats:
                 stats.add("prompts_stopped_all_passed")
@@ -190,6 +207,7 @@ def select(sessions: Iterable[SessionRecord], k: int = 4, max_context: int = 3,
         if s.problem is None:
             stats.add("sessions_unusable")
             continue
+        stats.add("turns_tampered", sum(t.tampered for t in s.turns))
         by_task.setdefault(s.problem_hash, []).append(s)
         problems.setdefault(s.problem_hash, s.problem)
     train: list[PartialPrompt] = []
@@ -213,12 +231,12 @@ def select(sessions: Iterable[SessionRecord], k: int = 4, max_context: int = 3,
         stats.add("trajectories_downsampled", len(solved) - len(kept))
         stats.add("trajectories_kept", len(kept))
         for traj in kept:
-            found = partial_prompts(task, problem, traj, max_context, stats)
+            found = partial_prompts(task, problem, traj, traj.context_limit or max_context, stats)
             stats.add("prompts_partial", len(found))
             train.extend(found)
         smallest = min(trajs, key=lambda t: t.d)  # the first on ties
         validation.append(first_turn_prompt(task, problem))
-        validation.extend(partial_prompts(task, problem, smallest, max_context))
+        validation.extend(partial_prompts(task, problem, smallest, smallest.context_limit or max_context))
         val_problems.append(problem)
     return Selection(dedupe(train, stats), dedupe(validation), val_problems, stats)
 

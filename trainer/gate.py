@@ -1,14 +1,19 @@
-"""The promotion gate: evaluate the current model and the candidate on the validation tasks
-with the evaluation issue's code (`trainer.eval.evaluate`: multi-turn sessions stored with
-source `eval`, feedback from public tests, grading on hidden tests, paired by task and
-sample), compare them with paired bootstrap intervals, and decide.
+"""The promotion gate (DESIGN.md §5, issue 12 item 6): "shown not worse", not "not shown
+worse".
 
-Decision ("not worse within the interval"), on the comparison's metric (configs/eval.yaml
-`compare:`, default Pass@1 at the last turn): promote when `compare(...).not_worse` holds
-(the interval of candidate - current reaches -margin or above), the mean drop is at most
-`gate.max_mean_drop`, and both evaluations are complete (no aborted run, at most 10% of the
-sessions missing): a dead server must not look like a tie. Nothing here promotes;
-`trainer.nightly` acts on the decision.
+The candidate adapter and every reference (the base model, and the current adapter when
+there is one) run the repair benchmark (`trainer.repair.benchmark`, with feedback, greedy)
+on the items of the validation split (`gate.benchmark`, `gate.split`: never training
+tasks); the candidate is paired with each reference by item, and the paired bootstrap
+interval of (candidate - reference) fix rate at the last turn comes from the evaluation's
+own bootstrap (over tasks). Promote only when, against every reference, the lower end of
+that interval is above -`gate.margin`, and every evaluation is complete (a dead server
+must not look like a tie). Small losses cannot ratchet night after night, because the
+base model is always a reference.
+
+The size (tasks x items, greedy) and the margin are chosen so that a 10-point drop is
+refused at least 90% of the time: `trainer.gate_sim` simulates it with the same bootstrap
+(tests/trainer/test_gate_sim.py). Nothing here promotes; `trainer.nightly` acts on the decision.
 """
 
 from __future__ import annotations
@@ -16,97 +21,99 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from assistant.interfaces import ChatModel, Runner
-from assistant.problems import Problem
 from assistant.settings import LoopSettings
 from assistant.store import Store
 from trainer.eval.settings import EvalSettings
+from trainer.repair.items import RepairItem
 from trainer.settings import GateSettings
 
 
 @dataclass
 class Arm:
-    """One side of the comparison: a client and the adapter name it serves (None: base)."""
+    """One model of the comparison: a client and the adapter name it serves (None: base)."""
 
     label: str
     client: ChatModel
     adapter: str | None = None
 
 
-def select_problems(problems: list[Problem], limit: int, seed: int) -> list[Problem]:
-    """A deterministic subset of `limit` tasks (all when limit is 0 or larger)."""
-    if limit <= 0 or len(problems) <= limit:
-        return list(problems)
-    rank = sorted(problems, key=lambda p: hashlib.sha256(f"{seed}:{p.id}:{p.content_hash()}".encode()).hexdigest())
-    return rank[:limit]
+def select_items(items: Sequence[RepairItem], max_tasks: int, seed: int) -> list[RepairItem]:
+    """The items of a deterministic subset of `max_tasks` tasks (all when 0 or more)."""
+    tasks = list(dict.fromkeys(i.task for i in items))
+    if 0 < max_tasks < len(tasks):
+        tasks = sorted(tasks, key=lambda t: hashlib.sha256(f"{seed}:{t}".encode()).hexdigest())[:max_tasks]
+    keep = set(tasks)
+    return [i for i in items if i.task in keep]
+
+
+def gate_items(settings: GateSettings, es: EvalSettings) -> list[RepairItem]:
+    """The gate's items: `gate.benchmark` (humaneval-repair or repair:FILE.jsonl), `gate.split`."""
+    from trainer.repair.cli import load_repair_items
+
+    items = load_repair_items(settings.benchmark, settings.split, None, es)
+    return select_items(items, settings.max_problems, settings.seed)
 
 
 @dataclass
 class GateReport:
     turns: int
-    samples: int
+    items: int
     tasks: int
     metric: str
-    per_turn: list[dict[str, Any]] = field(default_factory=list)
+    margin: float
+    comparisons: list[dict[str, Any]] = field(default_factory=list)
     promote: bool = False
     reason: str = ""
-    comparison: dict[str, Any] = field(default_factory=dict)
-    incomplete: dict[str, Any] = field(default_factory=dict)
+    incomplete: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
-def _incomplete(report: Any, expected: int) -> str | None:
-    if report.aborted:
-        return f"the evaluation of {report.label} was aborted ({report.aborted})"
-    if len(report.missing) > 0.1 * expected:
-        return f"{len(report.missing)} of {expected} sessions of {report.label} are missing"
-    return None
-
-
-def compare(loop: LoopSettings, evaluation: EvalSettings, problems: list[Problem], current: Arm, candidate: Arm,
-            sandbox: Runner, store: Store, settings: GateSettings,
+def compare(items: Sequence[RepairItem], references: Sequence[Arm], candidate: Arm, sandbox: Runner,
+            store: Store | None, settings: GateSettings, loop: LoopSettings, es: EvalSettings,
             progress: Callable[[str], None] = lambda _: None) -> GateReport:
-    """Evaluate both arms on `problems` (sessions of the `loop` settings with the
-    `evaluation` overrides) and decide (see the module doc)."""
-    from trainer.eval.evaluate import evaluate
-    from trainer.eval.evaluate import compare as paired
+    """Run every arm on `items`, pair the candidate with each reference, decide; `es` gives
+    the split rule, the bootstrap comes from `settings`."""
+    from trainer.repair.benchmark import run_repair
+    from trainer.repair.report import paired
 
-    es = dataclasses.replace(evaluation, resamples=settings.bootstrap, confidence=settings.confidence)
-    reports = []
-    for arm in (current, candidate):
-        progress(f"gate: evaluating {arm.client.display_name} ({arm.label})")
-        reports.append(evaluate(loop, problems, arm.client, sandbox, store, turns=settings.turns,
-                                samples=settings.samples, concurrency=settings.concurrency, settings=es,
-                                benchmark="validation", adapter=arm.adapter))
-    result = paired(reports[0], reports[1], es)
-    out = GateReport(turns=settings.turns, samples=settings.samples, tasks=len(problems), metric=result.metric,
-                     comparison=result.to_dict())
-    for t, d in enumerate(result.deltas[result.metric]):
-        if d is not None:
-            out.per_turn.append({"turn": t, "current": d.a, "candidate": d.b, "delta": d.delta,
-                                 "low": d.lo, "high": d.hi})
-    expected = len(problems) * settings.samples
-    problems_found = [m for m in (_incomplete(r, expected) for r in reports) if m]
-    out.incomplete = {"reasons": problems_found}
-    out.promote, out.reason = decide(result, settings, problems_found)
+    es = dataclasses.replace(es, resamples=settings.bootstrap, confidence=settings.confidence,
+                             bootstrap_seed=settings.seed)
+    reports = {}
+    for arm in [*references, candidate]:
+        progress(f"gate: {arm.client.display_name} ({arm.label}) on {len(items)} repair items")
+        reports[arm.label] = run_repair(items, arm.client, sandbox, store, loop=loop, settings=es, turns=settings.turns,
+                                        blind=False, concurrency=settings.concurrency, benchmark=settings.benchmark,
+                                        split=settings.split, adapter=arm.adapter)
+    out = GateReport(turns=settings.turns, items=len(items), tasks=len({i.task for i in items}),
+                     metric="fix_rate", margin=settings.margin)
+    out.incomplete = [f"the run of {label} was aborted ({r.aborted})" for label, r in reports.items() if r.aborted]
+    cand = reports[candidate.label].arm("feedback")
+    for ref in references:
+        d = paired(reports[ref.label].arm("feedback"), cand, "fix_rate", settings.turns, es)[settings.turns]
+        out.comparisons.append({"reference": ref.label, "name": ref.client.display_name, **d.to_dict()})
+    out.promote, out.reason = decide(out.comparisons, settings.margin, settings.confidence, out.incomplete)
     return out
 
 
-def decide(result: Any, settings: GateSettings, incomplete: list[str] | None = None) -> tuple[bool, str]:
-    """(promote, why) from a `trainer.eval.evaluate.compare` result."""
+def decide(comparisons: Sequence[dict[str, Any]], margin: float, confidence: float = 0.95,
+           incomplete: Sequence[str] = ()) -> tuple[bool, str]:
+    """(promote, why): promote when every comparison's interval lower end is above -margin."""
     if incomplete:
         return False, "unreliable: " + "; ".join(incomplete)
-    d = result.verdict
-    if d.delta is None or d.lo is None or d.hi is None:
-        return False, f"{result.metric} at turn {result.turn} is undefined on these tasks"
-    where = (f"{result.metric} at turn {result.turn}: {d.b:.3f} vs {d.a:.3f} (delta {d.delta:+.3f}, "
-             f"{result.confidence:.0%} interval [{d.lo:+.3f}, {d.hi:+.3f}], {result.pairs} pairs)")
-    if not result.not_worse:
-        return False, f"worse: {where}"
-    if d.delta < -settings.max_mean_drop:
-        return False, f"mean drop above {settings.max_mean_drop:g}: {where}"
-    return True, f"not worse within the interval: {where}"
+    parts, ok = [], True
+    for c in comparisons:
+        if c.get("lo") is None:
+            return False, f"the fix rate against {c['reference']} is undefined on these items"
+        good = c["lo"] > -margin
+        ok = ok and good
+        parts.append(f"vs {c['reference']} {c['name']}: {c['b']:.3f} vs {c['a']:.3f} (delta {c['delta']:+.3f}, "
+                     f"{confidence:.0%} interval [{c['lo']:+.3f}, {c['hi']:+.3f}]{'' if good else ', too low'})")
+    if not comparisons:
+        return False, "there is no reference to compare with"
+    head = "shown not worse" if ok else "not shown to be within the margin"
+    return ok, f"{head} (lower ends above -{margin:g} required): " + "; ".join(parts)

@@ -209,6 +209,8 @@ def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, path
                    "reward": dataclasses.asdict(settings.reward), "max_steps": args.max_steps},
         "metrics": _summary(rows, reward.totals, wall, samples), "resumed_from": resume.name if resume else None,
         "created_at": time.time(), "versions": _versions(),
+        "distributed": {"processes": trainer.accelerator.num_processes,
+                        "backend": getattr(trainer.accelerator.state, "backend", None)},
     }
     if is_main:
         staging = out / ".adapter-staging"

@@ -1,5 +1,5 @@
 """`cobalt retrain`, the nightly job: lock -> sessions since the last run -> bandit dataset ->
-LoRA GRPO -> register -> gate against the current adapter -> promote only if not worse ->
+LoRA GRPO -> register -> gate against the base model and the current adapter -> promote only if shown not worse ->
 hot-load under `<base>-v<N>` -> report.
 
 Each step records its result in the run's `run.json` once it is finished; a rerun after a
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -23,8 +22,9 @@ from assistant.adapters import served_base_name
 from assistant.errors import UserError
 from assistant.llm import ChatClient
 from assistant.settings import Settings
-from trainer import build, dataset_files, gate, grpo
+from trainer import build, gate, grpo, launcher
 from trainer.eval.settings import EvalSettings
+from trainer.heldout import training_sessions
 from trainer.registry import Registry, merge_into_base
 from trainer.report import write_report
 from trainer.runstate import RetrainLock, RetrainState, Run, retrain_dir
@@ -123,8 +123,9 @@ class Retrain:
     def step_dataset(self, run: Run) -> dict[str, Any]:
         ns = self.settings.nightly
         with runtime.open_store(self.config) as store:
-            sessions = sessions_from_store(store, sources=self.settings.dataset.sources,
-                                           since=run.window["since"], until=run.window["until"])
+            sessions = sessions_from_store(store, since=run.window["since"], until=run.window["until"])
+        sessions = training_sessions(sessions, self.settings.dataset.sources, self.settings.dataset.split,
+                                     self.config.eval.split)
         with_turns = [s for s in sessions if s.turns]
         if len(with_turns) < ns.min_sessions:
             return {"sessions": len(with_turns),
@@ -147,7 +148,7 @@ class Retrain:
             parent = self.registry.get(recorded["version"]) if recorded["version"] else None
         else:
             run.record("train_parent", {"version": parent.version if parent else None})
-        if self.settings.nightly.launcher:
+        if launcher.wants_launch(self.settings.launcher):
             return self._train_launched(run, parent)
         result = grpo.train(self.settings, model=self.model, dataset=run.path / "dataset",
                             out=run.path / "training", paths=self.config.paths, sandbox=self.sandbox, parent=parent,
@@ -156,16 +157,11 @@ class Retrain:
                 "parent_version": result.meta["parent_version"], "resumed_from": result.resumed_from}
 
     def _train_launched(self, run: Run, parent: Any) -> dict[str, Any]:
-        """Training under a launcher (e.g. `accelerate launch --num_processes 4`)."""
-        argv = [*self.settings.nightly.launcher, "-m", "assistant.cli", "train",
-                "--dataset", str(run.path / "dataset"), "--out", str(run.path / "training"),
-                "--model", self.model, "--profile", self.settings.profile]
-        if parent is not None:
-            argv += ["--parent", str(parent.version)]
-        if self.max_steps is not None:
-            argv += ["--max-steps", str(self.max_steps)]
-        self.progress("training: " + " ".join(argv))
-        code = subprocess.call(argv)
+        """Training as `launcher.num_processes` ranks under `accelerate launch` (trainer/launcher.py)."""
+        argv = launcher.train_args(dataset=run.path / "dataset", out=run.path / "training", model=self.model,
+                                   profile=self.settings.profile, parent=parent.version if parent else None,
+                                   max_steps=self.max_steps)
+        code = launcher.run(self.settings.launcher, argv, self.progress)
         meta_path = run.path / "training" / "adapter" / grpo.ADAPTER_META
         if code != 0 or not meta_path.is_file():
             raise UserError(f"the launched training exited with code {code}; see its output above")
@@ -217,21 +213,19 @@ class Retrain:
         candidate = self.registry.get(run.steps["register"]["version"])
         current = self.registry.current(self.model)
         self._ensure_loaded(api_base, candidate.name, candidate.path)
+        references = [gate.Arm("base", self._client(api_base, base))]
         if current is not None:
             self._ensure_loaded(api_base, current.name, current.path)
-        problems = gate.select_problems(dataset_files.validation_problems(run.path / "dataset"), gs.max_problems, gs.seed)
-        if not problems:
-            return {"promote": False, "reason": "the dataset has no validation tasks"}
-        cur_name = current.name if current else base
-        self.progress(f"gate: {candidate.name} vs {cur_name} on {len(problems)} validation tasks, "
-                      f"{gs.turns} turns, {gs.samples} sample(s) each")
+            references.append(gate.Arm("current", self._client(api_base, current.name), current.name))
+        es = EvalSettings.from_section(self.config.eval)
+        items = gate.gate_items(gs, es)
+        self.progress(f"gate: {candidate.name} vs {', '.join(r.client.display_name for r in references)} on "
+                      f"{len(items)} {gs.benchmark} items of the {gs.split} split, {gs.turns} turn(s), greedy")
         with runtime.open_store(self.config) as store:
-            report = gate.compare(self.config.loop, EvalSettings.from_section(self.config.eval), problems,
-                                  gate.Arm("current", self._client(api_base, cur_name), current.name if current else None),
-                                  gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name),
-                                  self.sandbox, store, gs, self.progress)
+            arm = gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name)
+            report = gate.compare(items, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress)
         self.progress(("promote: " if report.promote else "keep the current model: ") + report.reason)
-        return {**report.to_dict(), "current": cur_name, "candidate": candidate.name}
+        return {**report.to_dict(), "current": current.name if current else base, "candidate": candidate.name}
 
     def step_promote(self, run: Run) -> dict[str, Any]:
         decision = run.steps["gate"]

@@ -41,13 +41,14 @@ def render_markdown(run: Any, status: str) -> str:
                   "", "reward per step: " + ", ".join(f"{r:+.3f}" for r in metrics.get("reward_curve") or [])]
     reg = steps.get("register") or {}
     gate = steps.get("gate") or {}
-    if gate.get("per_turn"):
-        cur, cand = gate.get("current"), gate.get("candidate")
-        lines += ["", f"## Gate: {cand} (candidate) vs {cur} (current), {gate.get('metric')}", "",
-                  "| turn | current | candidate | delta | 95% interval |", "|---|---|---|---|---|"]
-        for row in gate["per_turn"]:
-            lines.append(f"| {row['turn']} | {_fmt(row['current'])} | {_fmt(row['candidate'])} | "
-                         f"{_fmt(row['delta'], '+.3f')} | [{_fmt(row['low'], '+.3f')}, {_fmt(row['high'], '+.3f')}] |")
+    if gate.get("comparisons"):
+        lines += ["", f"## Gate: {gate.get('candidate')} on {gate.get('items')} repair items "
+                      f"({gate.get('tasks')} tasks), {gate.get('metric')} at turn {gate.get('turns')}, "
+                      f"margin {gate.get('margin')}", "",
+                  "| reference | reference rate | candidate rate | delta | 95% interval |", "|---|---|---|---|---|"]
+        for row in gate["comparisons"]:
+            lines.append(f"| {row['reference']} ({row['name']}) | {_fmt(row['a'])} | {_fmt(row['b'])} | "
+                         f"{_fmt(row['delta'], '+.3f')} | [{_fmt(row['lo'], '+.3f')}, {_fmt(row['hi'], '+.3f')}] |")
     promote = steps.get("promote") or {}
     hot = steps.get("hotload") or {}
     if promote:

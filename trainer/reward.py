@@ -7,12 +7,14 @@
   R_format   -0.9 when malformed: more than one python block, degenerate repetition (a block
              of >= 32 characters repeated >= 8 times in a row), and for thinking models a
              missing or repeated `</think>`; plus an optional soft overlong penalty
-  final      clip(sum, -1, 1); no code block at all: -1.
+  final      clip(sum, -1, 1); no code block at all: -1; a `tampered` run (a hidden canary
+             test passed: the program forged its grading, sandbox/canary.py): -1.
 
 `SandboxReward` extracts each completion's program (`assistant.extract`), runs all programs
 of a batch at once with `Sandbox.run_many` on each problem's public + hidden tests, retries
 sandbox faults and returns None (TRL: unscorable, no advantage) for a sample whose runs
-keep faulting; faults are counted and never scored as failures.
+keep faulting; faults are counted and never scored as failures. Tampered runs and runs
+with static flags (sandbox/flags.py) are counted too (`totals`, `reward/tampered_share`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from trainer.settings import RewardSettings
 THINK_END = "</think>"
 MALFORMED = -0.9
 NO_CODE = -1.0
+TAMPERED = -1.0
 
 
 def r_correct(p: float) -> float:
@@ -98,12 +101,14 @@ def overlong_penalty(tokens: int, max_tokens: int, buffer: int, penalty: float) 
 
 
 def score(completion: str, pass_rate: float, prev_best: float, *, thinking: bool = False,
-          length_penalty: float = 0.0, block_chars: int = 32, times: int = 8) -> float:
+          length_penalty: float = 0.0, block_chars: int = 32, times: int = 8, tampered: bool = False) -> float:
     """The reward of one completion whose program passed `pass_rate` of all tests, after
     earlier turns whose best pass rate was `prev_best` (0 on the first turn).
-    `length_penalty` (<= 0) is added before clipping."""
+    `length_penalty` (<= 0) is added before clipping; a tampered run gets TAMPERED."""
     if extract.code(completion) is None:
         return NO_CODE
+    if tampered:
+        return TAMPERED
     total = r_step(float(pass_rate), float(prev_best)) + float(length_penalty)
     if format_problems(completion, thinking=thinking, block_chars=block_chars, times=times):
         total += MALFORMED
@@ -134,7 +139,7 @@ class SandboxReward:
         self._problems: dict[str, Problem] = {}
         self._lock = threading.Lock()
         self.totals = {"completions": 0, "scored": 0, "no_code": 0, "malformed": 0, "faults_dropped": 0,
-                       "reruns": 0, "programs_run": 0}
+                       "reruns": 0, "programs_run": 0, "tampered": 0, "flagged": 0}
 
     def _problem(self, blob: str) -> Problem:
         with self._lock:
@@ -168,7 +173,7 @@ class SandboxReward:
         results, reruns = run_with_retries(self.sandbox, jobs, s.sandbox_retries, s.retry_wait_s) if jobs else ([], 0)
         rewards: list[float | None] = []
         batch = {"completions": len(texts), "scored": 0, "no_code": 0, "malformed": 0, "faults_dropped": 0,
-                 "reruns": reruns, "programs_run": len(jobs)}
+                 "reruns": reruns, "programs_run": len(jobs), "tampered": 0, "flagged": 0}
         for i, (text, slot) in enumerate(zip(texts, slots)):
             tokens = len(completion_ids[i]) if completion_ids is not None else 0
             penalty = overlong_penalty(tokens, self.max_completion_length, s.overlong_buffer, s.overlong_penalty)
@@ -183,8 +188,11 @@ class SandboxReward:
                 continue
             if format_problems(text, thinking=s.thinking, block_chars=s.repeat_block_chars, times=s.repeat_times):
                 batch["malformed"] += 1
+            batch["tampered"] += int(result.tampered)
+            batch["flagged"] += int(bool(result.flags))
             rewards.append(score(text, result.pass_rate, float(prev_best[i]), thinking=s.thinking,
-                                 length_penalty=penalty, block_chars=s.repeat_block_chars, times=s.repeat_times))
+                                 length_penalty=penalty, block_chars=s.repeat_block_chars, times=s.repeat_times,
+                                 tampered=result.tampered))
             batch["scored"] += 1
         with self._lock:
             for key, value in batch.items():
@@ -193,6 +201,8 @@ class SandboxReward:
             log_metric("sandbox/faults_dropped", float(batch["faults_dropped"]))
             log_metric("sandbox/reruns", float(reruns))
             log_metric("reward/no_code_share", batch["no_code"] / max(1, len(texts)))
+            log_metric("reward/tampered_share", batch["tampered"] / max(1, len(texts)))
+            log_metric("reward/flagged_share", batch["flagged"] / max(1, len(texts)))
         if self.on_batch:
             self.on_batch(batch)
         return rewards

@@ -73,6 +73,7 @@ class MultiTurnRollout:
         env_mask: list[list[int]] = [[] for _ in range(n)]
         last_reply, best, last_pass = [""] * n, [0.0] * n, [0.0] * n
         prev_best = [0.0] * n
+        tampered = [False] * n  # some turn's program forged its grading (a hidden canary passed)
         active = list(range(n))
         for turn in range(self.turns):
             replies = self._generate(model, [prompt_ids[i] + completion[i] for i in active])
@@ -90,6 +91,7 @@ class MultiTurnRollout:
                 rate = result.pass_rate if (program and result) else 0.0
                 prev_best[i], last_reply[i], last_pass[i] = best[i], text, rate
                 best[i] = max(best[i], rate)
+                tampered[i] = tampered[i] or bool(program and result and result.tampered)
                 body = ids[:-1] if ids and ids[-1] == self.tok.eos_token_id else ids
                 completion[i] += body
                 env_mask[i] += [1] * len(body)
@@ -111,7 +113,8 @@ class MultiTurnRollout:
         if was_training:
             model.train()
         return {"prompt_ids": prompt_ids, "completion_ids": completion, "logprobs": None, "env_mask": env_mask,
-                "final_reply": last_reply, "final_pass": last_pass, "rollout_prev_best": prev_best}
+                "final_reply": last_reply, "final_pass": last_pass, "rollout_prev_best": prev_best,
+                "final_tampered": tampered}
 
     @staticmethod
     def _public(problem: Problem, result: Any) -> Any:
@@ -135,6 +138,9 @@ class MultiTurnRollout:
 
 
 def trajectory_reward(prompts: list[Any], completions: list[Any], *, final_reply: list[str],
-                      final_pass: list[float], rollout_prev_best: list[float], **_: Any) -> list[float]:
+                      final_pass: list[float], rollout_prev_best: list[float],
+                      final_tampered: list[bool] | None = None, **_: Any) -> list[float]:
     """The baseline's reward: `score` of the last turn of each trajectory."""
-    return [score(text, p, prev) for text, p, prev in zip(final_reply, final_pass, rollout_prev_best)]
+    forged = final_tampered or [False] * len(final_reply)  # a trajectory with a tampered turn gets -1
+    return [score(text, p, prev, tampered=bool(t))
+            for text, p, prev, t in zip(final_reply, final_pass, rollout_prev_best, forged)]

@@ -12,25 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from assistant.config import REPO_CONFIGS, describe, merge, read_yaml
+from assistant.device import on_gpu
 from assistant.errors import UserError
 from assistant.settings import TrainSection
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
-
-
-def _on_gpu() -> bool:
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except ImportError:
-        return False
 
 
 @pydantic_dataclass
@@ -45,8 +37,10 @@ class DatasetSettings:
     """Share of partial prompts whose context feedback comes from swapped public tests."""
     seed: int = 0
     """Seeds perturbation choices."""
-    sources: list[str] = field(default_factory=lambda: ["tui", "cli", "collect", "debug", "import"])
+    sources: list[str] = field(default_factory=lambda: ["tui", "cli", "collect", "debug", "import", "synthetic"])
     """Session sources used as training data (never `eval`)."""
+    split: str = "train"
+    """`train`: sessions on HumanEval's test and val tasks are left out (trainer.heldout); `all` keeps them."""
 
 
 @pydantic_dataclass
@@ -69,22 +63,26 @@ class RewardSettings:
 
 @pydantic_dataclass
 class GateSettings:
-    turns: int = 3
-    """Turns of the paired multi-turn sessions on the validation tasks."""
-    samples: int = 2
-    """Sessions per task and model."""
-    max_problems: int = 32
-    """A deterministic subset of this many validation tasks (0: all)."""
+    benchmark: str = "humaneval-repair"
+    """The repair items the gate runs: humaneval-repair (pinned) or repair:FILE.jsonl."""
+    split: str = "val"
+    """Their split: the validation split, never training tasks."""
+    turns: int = 1
+    """Model turns after the buggy program (greedy, with feedback)."""
+    max_problems: int = 0
+    """A deterministic subset of this many tasks, all their items (0: every task of the split)."""
+    margin: float = 0.10
+    """Promote only when the paired interval's lower end is above -margin against every reference."""
     bootstrap: int = 2000
     """Paired bootstrap resamples, over tasks."""
     confidence: float = 0.95
     """Width of the bootstrap interval."""
-    max_mean_drop: float = 0.02
-    """Largest mean drop of final-turn Pass@1 that still counts as not worse."""
     concurrency: int = 4
     """Sessions run at once."""
     seed: int = 0
     """Seeds the task subset and the bootstrap."""
+    simulation: dict[str, Any] = field(default_factory=dict)
+    """What the size simulation assumes (trainer.gate_sim.SimSettings)."""
 
 
 @pydantic_dataclass
@@ -97,8 +95,18 @@ class NightlySettings:
     """Start the model server for the gate when none runs."""
     keep_runs: int = 10
     """Finished run directories kept; older ones are deleted."""
-    launcher: list[str] = field(default_factory=list)
-    """Run the training step under this launcher, e.g. [accelerate, launch, --num_processes, "4"]."""
+
+
+@pydantic_dataclass
+class LauncherSettings:
+    num_processes: int = Field(1, ge=1)
+    """Training processes (ranks); above 1, `cobalt train` re-runs under `accelerate launch`."""
+    cpu: bool | Literal["auto"] = "auto"
+    """True: CPU ranks with the gloo backend; false: one GPU per rank; auto: CPU without CUDA."""
+    main_process_port: int = 0
+    """The ranks' rendezvous port (0: a free one)."""
+    args: list[str] = field(default_factory=list)
+    """More `accelerate launch` arguments, e.g. [--config_file, zero2.yaml]."""
 
 
 def _build(cls: type, data: dict[str, Any] | None, section: str) -> Any:
@@ -127,6 +135,7 @@ class TrainSettings:
     lora: dict[str, Any]
     continue_from_current: bool = True
     stop_at_fence: bool = True
+    launcher: LauncherSettings = field(default_factory=LauncherSettings)
     raw: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,7 +152,7 @@ def load_train_settings(section: TrainSection | None = None, profile: str | None
     profiles = merge(base.get("profiles") or {}, user.get("profiles") or {})
     name = profile or str(user.get("profile") or base.get("profile") or "auto")
     if name == "auto":
-        name = "gpu" if _on_gpu() else "cpu-small"
+        name = "gpu" if on_gpu() else "cpu-small"
     if name not in profiles:
         raise UserError(f"no training profile named {name!r}; profiles: {', '.join(sorted(profiles))}")
 
@@ -162,5 +171,6 @@ def load_train_settings(section: TrainSection | None = None, profile: str | None
         lora=dict(merged.get("lora") or {}),
         continue_from_current=bool(merged.get("continue_from_current", True)),
         stop_at_fence=bool(merged.get("stop_at_fence", True)),
+        launcher=_build(LauncherSettings, merged.get("launcher"), "launcher"),
         raw=merged,
     )

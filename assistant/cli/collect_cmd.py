@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("collect", help="sample trajectories from a reference model into the store")
     parser.add_argument("problems", metavar="PROBLEMS", help="a problem file, a directory, or humaneval[:N]")
-    parser.add_argument("--split", choices=SPLITS, default="all",
-                        help="only this split of the problems (configs/eval.yaml; e.g. train, never test)")
+    parser.add_argument("--split", choices=SPLITS, default="train",
+                        help="only this split of the problems (configs/eval.yaml; default train: never the test "
+                             "or val tasks; `all` takes every problem)")
     parser.add_argument("--limit", type=positive_int, help="only the first N problems (after --split)")
     parser.add_argument("--samples", "-k", type=positive_int, help="sessions per problem (default: config collect.samples, 4)")
     parser.add_argument("--turns", type=positive_int, help="most turns per session (default: config loop.turns)")
@@ -37,6 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", "-c", type=positive_int,
                         help="sessions in flight at once (default: config collect.concurrency, 4)")
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
+    parser.add_argument("--first-temperature", type=float,
+                        help="sampling temperature of the first turn only (later turns: --temperature or the config)")
+    parser.add_argument("--full-horizon", action="store_true",
+                        help="take every turn, also after the public tests pass (yields 'public passed, hidden "
+                             "failed' training prompts)")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     parser.set_defaults(func=run)
 
@@ -48,6 +54,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     loop = settings.loop.with_turns(args.turns)
     if args.temperature is not None:
         loop = loop.merged({"temperature": [args.temperature]})
+    if args.first_temperature is not None:
+        loop = loop.merged({"temperature": [args.first_temperature, *(loop.temperature[1:] or loop.temperature)]})
     section = settings.collect
     samples = args.samples or section.samples
     concurrency = args.concurrency or section.concurrency
@@ -58,6 +66,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 session_progress(f"collect {client.display_name}", args.json) as (on_plan, on_session):
             report = collect(problems, client, sandbox, store, loop, samples=samples,
                              concurrency=concurrency, abort_after=section.abort_after_errors,
+                             full_horizon=args.full_horizon,
                              on_session=on_session, on_plan=on_plan)
             summary = stats(store, model=client.display_name, source="collect")
     finally:

@@ -134,6 +134,10 @@ def _print_result(result) -> None:
         print(f"sandbox error: {result.sandbox_error}")
     if result.compile_error:
         print(f"compile error:\n{_cut(result.compile_error)}")
+    if result.tampered:
+        print("tampered: a hidden canary test passed, so the program forged its grading; nothing counts")
+    if result.flags:
+        print(f"flags (signals, not failures): {', '.join(result.flags)}")
     for i, test in enumerate(result.tests, 1):
         label = test.name or f"test {i}"
         print(f"{label}: {test.status} ({test.duration_s:.3f} s){' - ' + test.detail if test.detail else ''}")

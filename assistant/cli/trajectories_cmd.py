@@ -159,3 +159,5 @@ def print_stats(result: dict[str, Any]) -> None:
         print("  solved at     " + "".join(f"{r:>7.1%}" for r in g["solve_rate_per_turn"]))
         print("  solved by     " + "".join(f"{r:>7.1%}" for r in g["solved_by_turn"]))
         print("  hidden pass   " + "".join(f"{r:>7.1%}" for r in g["mean_hidden_pass_rate_per_turn"]))
+        print("  tampered      " + "".join(f"{r:>7.1%}" for r in g["tampered_rate_per_turn"]))
+        print("  flagged       " + "".join(f"{r:>7.1%}" for r in g["flagged_rate_per_turn"]))

@@ -17,7 +17,7 @@ from sandbox.api import RunResult, TestCase, TestResult
 
 ICONS = {"passed": "✔", "failed": "✘", "no_code": "∅", "running": "…", "human": "✎"}
 STATUS_ICONS = {"passed": "✔", "failed": "✘", "error": "!", "timeout": "⏱", "memory": "M",
-                "output_limit": "≫"}
+                "output_limit": "≫", "tampered": "⚠"}
 STATUS_STYLES = {"passed": "green", "failed": "red", "no_code": "yellow", "running": "cyan"}
 
 

@@ -5,8 +5,11 @@
 interpreter's exit (SystemExit codes, tracebacks without harness frames, non-daemon
 threads, atexit), writes one record with the test's nonce on fd 3 and `_exit`s. Functions
 it needs are bound before untrusted code runs, so patching `sys.exit`, `os._exit` or
-`os.write` changes nothing. `assert L == R` is rewritten to record L's value on failure.
-Records are NUL-separated fields, so neither side needs `json` (imports cost time per exec).
+`os.write` changes nothing. A *value* test (its expected value stays outside: the host
+sent only the setup and the call) evaluates the call and records its result as plain data
+(sandbox/harness/plain.py) for the grader to compare. In any other snippet `assert L == R`
+is rewritten to record L's value on failure. Records are NUL-separated fields, so neither
+side needs `json` (imports cost time per exec).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK, PROGRAM_FILE = "/work", "solution.py"
 EQ_NAME = "__cobalt_eq__"
-RECORD_FIELDS = ("n", "o", "e", "c", "a", "x")  # nonce, outcome, exception, exit code, actual, expected
+RECORD_FIELDS = ("n", "o", "e", "c", "a", "x", "v")  # nonce, outcome, exception, exit code, actual,
+#                                                     expected, value (plain data, value tests)
 
 
 def record_bytes(*fields: object) -> bytes:
@@ -78,9 +82,18 @@ def _make_eq(state: dict):
     return eq
 
 
-def compile_snippet(snippet: str):
-    """Compile an assert snippet, rewriting `assert L == R` to `assert __cobalt_eq__(L, R)`."""
+def compile_snippet(snippet: str, value: bool = False):
+    """Compile an assert snippet, rewriting `assert L == R` to `assert __cobalt_eq__(L, R)`.
+    A value test (`value`) is setup statements then one expression: (setup code, expression code)."""
     import ast
+
+    if value:
+        tree = ast.parse(snippet, "<test>")
+        if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+            raise ValueError("a value test must end with an expression")
+        last = ast.Expression(tree.body.pop().value)
+        return (compile(tree, "<test>", "exec", dont_inherit=True, optimize=0),
+                compile(last, "<test>", "eval", dont_inherit=True, optimize=0))
 
     class EqRewriter(ast.NodeTransformer):
         def visit_Assert(self, node: ast.Assert) -> ast.Assert:
@@ -96,10 +109,13 @@ def compile_snippet(snippet: str):
 
 
 def run_child(code, snippet, nonce: str, snippet_src: str = "") -> None:
-    """Runs in the forked child: the program, then the snippet; never returns."""
-    _exit, _write, _record = os._exit, os.write, record_bytes
-    status, record = 1, _record(nonce, "exit", "", "", "", "")
-    memory_record = _record(nonce, "exc", "MemoryError", "", "", "")
+    """Runs in the forked child: the program, then the snippet (a code object, or for a value
+    test a (setup, expression) pair); never returns."""
+    from sandbox.harness.plain import NotPlain, encode
+
+    _exit, _write, _record, _encode, _tuple, _done = os._exit, os.write, record_bytes, encode, tuple, _Done
+    status, record = 1, _record(nonce, "exit", "", "", "", "", "")
+    memory_record = _record(nonce, "exc", "MemoryError", "", "", "", "")
     if snippet is not None:
         import linecache
 
@@ -122,20 +138,30 @@ def run_child(code, snippet, nonce: str, snippet_src: str = "") -> None:
     try:
         try:
             exec(code, main.__dict__)
-            if snippet is not None:
+            value = ""
+            if type(snippet) is _tuple:
+                exec(snippet[0], main.__dict__)
+                try:
+                    value = _encode(eval(snippet[1], main.__dict__))
+                except NotPlain as exc:
+                    record = _record(nonce, "unplain", "", 0, str(exc), "", "")
+                    raise _done from None
+            elif snippet is not None:
                 main.__dict__[EQ_NAME] = _make_eq(state)
                 exec(snippet, main.__dict__)
-            status, record = 0, _record(nonce, "ok", "", 0, "", "")
+            status, record = 0, _record(nonce, "ok", "", 0, "", "", value)
+        except _done:
+            status = 0
         except SystemExit as exc:
             status = _exit_status(exc, stderr)
-            record = _record(nonce, "exit", "", status, "", "")
+            record = _record(nonce, "exit", "", status, "", "", "")
         except MemoryError as exc:
             _write(3, memory_record)
             record = None
             main.__dict__.clear()
             _print_tb(exc, stderr)
         except BaseException as exc:
-            record = _record(nonce, "exc", type(exc).__name__, 1, state.get("a", ""), state.get("x", ""))
+            record = _record(nonce, "exc", type(exc).__name__, 1, state.get("a", ""), state.get("x", ""), "")
             _print_tb(exc, stderr)
         if record is not None:
             _write(3, record)
@@ -146,6 +172,10 @@ def run_child(code, snippet, nonce: str, snippet_src: str = "") -> None:
                 pass
     finally:
         _exit(status)
+
+
+class _Done(Exception):
+    """The test's outcome is recorded; skip to the exit (never raised by the program)."""
 
 
 def _finish_threads() -> None:

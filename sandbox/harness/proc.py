@@ -19,7 +19,7 @@ import time
 
 WORK = "/work"
 CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
-RECORD_CAP = 1 << 16
+RECORD_CAP = 1 << 19  # a value test's record holds its value (sandbox/harness/plain.py)
 STDERR_DRAIN = 16 << 20  # stderr past the kept bytes is read and dropped, up to this much
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 _libc = ctypes.CDLL(None, use_errno=True)

@@ -73,7 +73,7 @@ def test_phase_meter_integrates_overlap() -> None:
 def test_collect_cli_prints_report_and_stats(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     use_model(monkeypatch, OracleClient(0))
-    argv = ["collect", "humaneval:2", "--samples", "2", "--turns", "2", "--concurrency", "2", "--json"]
+    argv = ["collect", "humaneval:2", "--split", "all", "--samples", "2", "--turns", "2", "--concurrency", "2", "--json"]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["report"]["statuses"] == {"passed": 4} and result["stats"]["sessions"] == 4
@@ -87,7 +87,7 @@ def test_collect_stops_when_the_model_keeps_failing(cobalt_home: Path, monkeypat
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     failing = ScriptedClient([Exception("model server is gone")] * 20)
     use_model(monkeypatch, failing)
-    assert main(["collect", "humaneval:10", "--samples", "1", "--concurrency", "1"]) == 1
+    assert main(["collect", "humaneval:10", "--split", "all", "--samples", "1", "--concurrency", "1"]) == 1
     assert len(failing.calls) == 3  # three sessions in a row failed the same way: stop
     out, err = capsys.readouterr()
     assert "collection stopped" in err and "model server is gone" in err
@@ -113,3 +113,24 @@ def test_collect_cli_takes_a_split(cobalt_home: Path, monkeypatch: pytest.Monkey
     assert collected == set(train_order[:3]) and not collected & set(ids["test"] + ids["val"])
     assert main(["collect", "humaneval:2", "--split", "val"]) == 1
     assert "the 'val' split holds no problems" in capsys.readouterr().err
+    # The default is train, and a subset keeps every task's split in the whole of HumanEval.
+    assert main(["collect", "humaneval:10", "--samples", "1", "--turns", "1", "--json"]) == 0
+    with Store.open() as store:
+        collected = {s.problem_id for s in store.sessions(source="collect")}
+    assert collected == set(train_order[:3]) | {f"HumanEval/{i}" for i in range(10) if f"HumanEval/{i}" in ids["train"]}
+    assert {"HumanEval/3", "HumanEval/7"} <= set(ids["test"] + ids["val"])
+
+
+def test_collect_full_horizon_and_first_turn_temperature(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    use_model(monkeypatch, OracleClient(0))
+    assert main(["collect", "humaneval:2", "--split", "all", "--samples", "1", "--turns", "3", "--full-horizon",
+                 "--first-temperature", "1.1", "--temperature", "0.2", "--json"]) == 0
+    capsys.readouterr()
+    with Store.open() as store:
+        sessions = store.sessions(source="collect", with_turns=True)
+    assert [len(s.turns) for s in sessions] == [3, 3]  # passed at turn 0 or 1, and kept going
+    assert all(s.status == "passed" and s.turns[-1].passed_public for s in sessions)
+    temps = [[t.temperature for t in s.turns] for s in sessions]
+    assert [t[0] for t in temps] == [1.1, 1.1] and 0.2 in temps[0] + temps[1]
+    assert set(temps[0][1:] + temps[1][1:]) <= {0.2, 1.0}  # 1.0: a repeated program resampled

@@ -57,3 +57,10 @@ def test_compile_error_and_all_passed() -> None:
     assert passed == feedback.ALL_PASSED
     assert "passed all public test cases" in passed and "hidden" in passed and "edge cases" in passed
     assert feedback.is_all_passed(passed)
+
+
+def test_a_tampered_run_says_so_and_shows_none_of_its_values() -> None:
+    forged = TestResult(status="tampered", code="assert add(1, 2) == 3", actual="3", expected="3", stderr="")
+    text = feedback.render(RunResult(tests=[forged], tampered=True))
+    assert text == ("Test:\nassert add(1, 2) == 3\n"
+                    "Tampered: the program interfered with how tests are graded, so no test counts.")

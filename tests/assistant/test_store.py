@@ -218,3 +218,22 @@ def test_stats_solve_rate_per_turn_per_model(tmp_path: Path) -> None:
     with Store(tmp_path / "s.db") as store:
         assert stats(store, model="model-b")["sessions"] == 2
         assert stats(store, source="collect")["sessions"] == 2
+
+
+def test_tampered_and_flagged_turns_are_stored_and_counted(tmp_path: Path) -> None:
+    with Store(tmp_path / "h.db") as store:
+        sid = store.start_session(sum_problem(), "model-h", "collect", started_at=10.0)
+        turns = [make_turn(0, 0.0, 0.0), make_turn(1, 0.0, 0.0), make_turn(2, 1.0, 1.0)]
+        turns[0].hidden = RunResult(tests=[TestResult("tampered")], tampered=True, flags=["frames"])
+        turns[1].public = RunResult(tests=[TestResult("failed")], flags=["gc"])
+        for turn in turns:
+            store.append_turn(sid, turn)
+        sid2 = store.start_session(sum_problem(), "model-h", "collect", started_at=11.0)
+        store.append_turn(sid2, make_turn(0, 1.0, 1.0))
+        back = store.session(sid).turns
+        assert [t.tampered for t in back] == [True, False, False]
+        assert [t.flags for t in back] == [["frames"], ["gc"], []]
+        assert back[0].summary()["tampered"] is True
+        group = stats(store)["groups"][0]
+    assert group["tampered_rate_per_turn"] == [0.5, 0.0, 0.0]  # of the sessions that took the turn
+    assert group["flagged_rate_per_turn"] == [0.5, 1.0, 0.0]

@@ -50,6 +50,15 @@ def test_run_function_kind(tmp_path: Path, capsys, docker_client) -> None:
     assert [t["status"] for t in out["tests"]] == ["passed", "failed"] and out["tests"][1]["actual"] == "2"
 
 
+def test_run_shows_a_forged_run_as_tampered(tmp_path: Path, capsys, docker_client) -> None:
+    program = write(tmp_path / "f.py", "import sys\ndef add(a, b):\n    return sys._getframe(1).f_code.co_consts[-2]\n")
+    tests = write(tmp_path / "t.json", json.dumps([{"code": "assert add(2, 2) == 4"}]))
+    assert main(["sandbox", "run", "--program", program, "--tests", tests, "--kind", "function"]) == 0
+    out = capsys.readouterr().out
+    assert "tampered: a hidden canary test passed" in out and "flags (signals, not failures): frames" in out
+    assert "test 1: tampered" in out and "passed 0/1" in out
+
+
 @pytest.mark.parametrize("content, message", [
     ('[{"input": "1", "output": "1"', "is not valid JSON"),
     ('{"input": "1", "output": "1"}', "must hold a JSON list"),
@@ -99,10 +108,15 @@ def test_check_without_engine_is_one_sentence(monkeypatch, capsys) -> None:
 
 def test_bench_runs_on_tiny_sizes(capsys, docker_client) -> None:
     argv = ["bench", "sandbox", "--programs", "3", "--tests", "2", "--per-test-programs", "1",
-            "--concurrency", "2", "--json"]
+            "--concurrency", "2", "--grading", "1", "--json"]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["all_correct"] is True
+    grading = report["grading"]  # guards on vs off, same pool, same run
+    assert [r["way"] for r in grading["rows"]] == ["pool stdio, guards off", "pool stdio, guards on",
+                                                   "pool function, guards off", "pool function, guards on"]
+    assert all(r["tests"] == r["passed"] == 6 and r["tampered"] == 0 for r in grading["rows"])
+    assert set(grading["ratios"]) == {"stdio_on_vs_off", "function_on_vs_off"}
     assert [w["way"] for w in report["ways"]] == ["warm pool (run_many)", "pool, docker exec/program",
                                                   "docker run per program", "docker run per test",
                                                   "bare python3 per test"]

@@ -15,12 +15,12 @@ LIMITS = {"timeout_s": 1.0, "memory_mb": 64, "output_bytes": 100, "workdir_mb": 
 
 
 def test_a_record_counts_only_alone_and_with_its_nonce() -> None:
-    ok = record_bytes("n1", "ok", "", 0, "", "")
+    ok = record_bytes("n1", "ok", "", 0, "", "", "")
     assert parse_record(ok, "n1")["o"] == "ok"
     assert parse_record(ok, "n2") is None                      # wrong nonce
     assert parse_record(ok + ok, "n1") is None                  # a second (forged) record
     assert parse_record(b"", "n1") is None
-    nul = record_bytes("n1", "exc", "AssertionError", 1, "a\0b", "x")
+    nul = record_bytes("n1", "exc", "AssertionError", 1, "a\0b", "x", "")
     assert parse_record(nul, "n1")["a"] == "a\\x00b"          # NULs inside values are escaped
 
 
@@ -37,6 +37,9 @@ def test_classify_maps_outcomes_to_statuses() -> None:
     assert classify("function", out, {"o": "ok", "e": None}, LIMITS, False)[0] == "passed"
     assert classify("function", dict(out, code=3), {"o": "ok", "e": None}, LIMITS, False)[0] == "failed"
     assert classify("function", out, {"o": "exit", "e": None}, LIMITS, False)[0] == "error"
+    # a value test is never "passed" in the harness: the host compares its value
+    assert classify("function", out, {"o": "ok", "e": None}, LIMITS, False, value=True)[0] == "value"
+    assert classify("function", out, {"o": "unplain", "e": None, "a": "x"}, LIMITS, False, value=True)[0] == "failed"
 
 
 def test_to_json_is_json() -> None:
@@ -59,7 +62,7 @@ def test_demux_handles_frames_split_anywhere() -> None:
 
 
 def test_a_dead_harness_turns_into_errors_not_passes() -> None:
-    job = prepare("print(1)", [TestCase(input="", output="1")] * 3, "stdio", Limits(), None)
+    job = prepare("print(1)", [TestCase(input="", output="1")] * 3, "stdio", Limits(), None, canaries=False)
     line = b'{"status": "passed", "stdout": "1\\n", "exit_code": 0}\n'
     outcome = assemble(job, line, b"")
     assert [t.status for t in outcome.result.tests] == ["passed", "error", "error"]

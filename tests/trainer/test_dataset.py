@@ -199,3 +199,15 @@ def test_imported_jsonl_gives_the_same_selection(cobalt_home, tmp_path) -> None:
     from_file = select(sessions_from_jsonl(tmp_path / "export.jsonl"))
     assert from_file.stats.to_dict() == from_store.stats.to_dict()
     assert [p.key() for p in from_file.train] == [p.key() for p in from_store.train]
+
+
+def test_tampered_turns_never_enter_a_context_and_are_counted() -> None:
+    p = sum_problem("forged")
+    forged = session(p, [0.0, 0.5, 1.0], "forged")
+    forged.turns[1].hidden = RunResult(tests=[TestResult(status="tampered")], tampered=True, flags=["frames"])
+    chosen = select([forged], k=4, max_context=3)
+    c = chosen.stats.counts
+    assert forged.turns[1].tampered and c["turns_tampered"] == 1
+    contexts = [x.turns for x in chosen.train if x.session_id == "forged"]
+    assert contexts == [forged.turns[:1]]  # the context that would show the forged turn is dropped
+    assert c["prompts_tampered_context"] == 1

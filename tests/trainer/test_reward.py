@@ -150,3 +150,28 @@ def test_reward_function_on_the_real_sandbox(sandbox) -> None:
     assert reward.totals["faults_dropped"] == 0 and reward.totals["programs_run"] == 7
     improved = _call(reward, [answer(three)], prev=0.4)
     assert improved == [pytest.approx(0.2 + 0.1 * 0.2 / 0.6)]
+
+
+@pytest.mark.docker
+def test_a_forging_program_gets_minus_one_and_is_counted(sandbox) -> None:
+    from trainer_fakes import FORGE_ADD, RIGHT_ADD, WRONG_ADD, add_problem
+
+    reward = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=2.0))
+    replies = [answer(RIGHT_ADD), answer(WRONG_ADD), answer(FORGE_ADD)]
+    blob = json.dumps(add_problem().to_dict())
+    out = reward(prompts=[[]] * 3, completions=[[{"role": "assistant", "content": r}] for r in replies],
+                 problem=[blob] * 3, prev_best=[0.0] * 3)
+    assert out == [1.0, pytest.approx(-0.1), -1.0]
+    assert reward.totals["tampered"] == 1 and reward.totals["flagged"] == 1
+    assert score(answer(FORGE_ADD), 1.0, 0.0, tampered=True) == -1.0
+
+
+def test_trajectory_reward_gives_minus_one_to_a_tampered_trajectory() -> None:
+    from trainer.rollout import trajectory_reward
+
+    replies = [answer("print(1)"), answer("print(2)")]
+    out = trajectory_reward([[]] * 2, replies, final_reply=replies, final_pass=[1.0, 1.0],
+                            rollout_prev_best=[0.0, 0.0], final_tampered=[False, True])
+    assert out == [1.0, -1.0]
+    assert trajectory_reward([[]], replies[:1], final_reply=replies[:1], final_pass=[1.0],
+                             rollout_prev_best=[0.0]) == [1.0]  # older rollouts without the field

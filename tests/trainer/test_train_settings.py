@@ -31,9 +31,9 @@ def test_profiles_build_trl_and_peft_configs(profile: str, tmp_path: Path) -> No
 
 
 def test_overrides_and_errors(tmp_path: Path) -> None:
-    section = TrainSection(grpo={"learning_rate": 1e-4}, gate={"samples": 3})
+    section = TrainSection(grpo={"learning_rate": 1e-4}, gate={"turns": 3})
     settings = load_train_settings(section, "cpu-small")
-    assert settings.grpo["learning_rate"] == 1e-4 and settings.gate.samples == 3
+    assert settings.grpo["learning_rate"] == 1e-4 and settings.gate.turns == 3
     assert settings.grpo["num_generations"] == 4  # the profile still applies
     with pytest.raises(UserError, match="no training profile named 'nope'"):
         load_train_settings(section, "nope")
@@ -45,7 +45,18 @@ def test_overrides_and_errors(tmp_path: Path) -> None:
         grpo_config(load_train_settings(section, "test"), tmp_path)
 
 
+def test_cpu_recipe(tmp_path: Path) -> None:
+    """Issue 12 item 5: constant learning rate, LoRA on every linear projection, completions
+    long enough for the answer format, more than one prompt per step."""
+    settings = load_train_settings(TrainSection(), "cpu-small")
+    args = grpo_config(settings, tmp_path)
+    assert args.lr_scheduler_type == "constant" and args.max_completion_length >= 512
+    assert args.per_device_train_batch_size * args.gradient_accumulation_steps // args.num_generations >= 2
+    assert set(lora_config(settings).target_modules) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                         "up_proj", "down_proj"}
+
+
 def test_a_bad_value_names_the_train_key() -> None:
-    assert load_train_settings(TrainSection(gate={"samples": "3"}), "test").gate.samples == 3  # as in a file
-    with pytest.raises(UserError, match=r"^config key train\.gate\.samples: must be an integer, got 'x'$"):
-        load_train_settings(TrainSection(gate={"samples": "x"}), "test")
+    assert load_train_settings(TrainSection(gate={"turns": "3"}), "test").gate.turns == 3  # as in a file
+    with pytest.raises(UserError, match=r"^config key train\.gate\.turns: must be an integer, got 'x'$"):
+        load_train_settings(TrainSection(gate={"turns": "x"}), "test")

@@ -18,6 +18,11 @@ from sandbox.api import RunResult, TestCase, TestResult
 
 RIGHT_SUM = "print(sum(map(int, input().split())))"
 WRONG_SUM = "a, b = map(int, input().split())\nprint(a - b)"
+RIGHT_ADD = "def add(a, b):\n    return a + b"
+WRONG_ADD = "def add(a, b):\n    return a - b"
+# Forges its grading: returns the expected value read from the calling test's constants
+# (a hidden canary catches it: sandbox/canary.py).
+FORGE_ADD = "import sys\ndef add(a, b):\n    return sys._getframe(1).f_code.co_consts[-2]"
 
 
 def sum_problem(pid: str = "sum-two") -> Problem:

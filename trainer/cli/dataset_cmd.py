@@ -1,17 +1,21 @@
 """`cobalt dataset build`: stored sessions (or an imported JSONL export) -> the bandit
-dataset files, printing how many items each filter kept and dropped."""
+dataset files, printing how many sessions each source gave and each filter kept and dropped.
+`cobalt dataset synthesize`: store the synthetic repair sessions of the train split
+(`trainer.repair.curriculum`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox, open_store
 from trainer.cli.common import add_profile, progress
+from trainer.heldout import training_sessions
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -26,11 +30,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="policy model whose tokenizer measures prompts (default: config model.name)")
     p.add_argument("--since", type=float, help="only sessions started after this Unix time")
     p.add_argument("--tasks", help="only sessions on these problems (humaneval or a problem file/dir) ...")
-    p.add_argument("--split", default="all", help="... in this split of them (all, train, val, test; see `cobalt eval`)")
+    p.add_argument("--split", default="train",
+                   help="with --tasks: this split of them (all, train, val, test); without: train (default) leaves "
+                        "out HumanEval's test and val tasks, all keeps them (see `cobalt eval splits`)")
     p.add_argument("--no-perturb", action="store_true", help="build no perturbed contexts (no sandbox needed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
     p.set_defaults(func=run)
+    syn = actions.add_parser("synthesize", help="store synthetic repair sessions (mutants of train-split tasks)")
+    syn.add_argument("--per-task", type=int, help="mutants per task (default: configs/repair.yaml curriculum.per_task)")
+    syn.add_argument("--json", action="store_true", help="print one JSON object")
+    syn.set_defaults(func=run_synthesize)
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
@@ -46,13 +56,19 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         sessions = sessions_from_jsonl(args.jsonl)
     else:
         with open_store(config) as store:
-            sessions = sessions_from_store(store, sources=settings.dataset.sources, since=args.since)
+            sessions = sessions_from_store(store, since=args.since)
+    counts: Counter = Counter()
+    sessions = training_sessions(sessions, settings.dataset.sources, "all" if args.tasks else args.split,
+                                 config.eval.split, counts)
     if args.tasks:
         from trainer.eval.evaluate import EvalSettings, load_benchmark
 
         wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split,
                                                                 EvalSettings.from_section(config.eval))}
+        counts["left_out:not_in_tasks"] = sum(s.problem_hash not in wanted for s in sessions)
         sessions = [s for s in sessions if s.problem_hash in wanted]
+    if not args.json:
+        print("sessions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if not sessions:
         raise UserError("there are no stored sessions to build a dataset from; run `cobalt collect` or "
                         "`cobalt trajectories import` first")
@@ -67,10 +83,32 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         if sandbox is not None:
             sandbox.close()
     if args.json:
-        print(json.dumps(built.summary()))
+        print(json.dumps({**built.summary(), "sessions": dict(counts)}))
         return 0
     width = max(len(k) for k in built.stats)
     for name, count in built.stats.items():
         print(f"{name:<{width}}  {count}")
     print(f"wrote {built.train_rows} training and {built.validation_rows} validation prompts to {out}")
+    return 0
+
+
+def run_synthesize(args: argparse.Namespace, config: Settings) -> int:
+    import dataclasses
+
+    from trainer.repair.curriculum import synthesize
+    from trainer.repair.items import MutateParams
+    from trainer.repair.wording import repair_config
+
+    rc = repair_config()
+    section = dict(rc.get("curriculum") or {})
+    params = dataclasses.replace(MutateParams.from_config(rc), per_task=int(args.per_task or section.get("per_task", 6)),
+                                 max_candidates=int(section.get("max_candidates", 24)))
+    sandbox = open_sandbox(config)
+    try:
+        with open_store(config) as store:
+            counts = synthesize(store, sandbox, config.loop, params, rule=config.eval.split,
+                                concurrency=int(section.get("concurrency", 4)), progress=progress)
+    finally:
+        sandbox.close()
+    print(json.dumps(dict(counts)) if args.json else ", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0

@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description="Evaluate a model over T turns of execution feedback; "
                                         "`eval compare A.json B.json` pairs two reports; "
                                         "`eval splits` lists the splits.")
-    parser.add_argument("--benchmark", "-b", default="humaneval", help="humaneval, or a problem file/directory")
+    parser.add_argument("--benchmark", "-b", default="humaneval",
+                        help="humaneval, a problem file/directory, humaneval-repair or repair:FILE.jsonl")
     parser.add_argument("--split", choices=SPLITS, default="all", help="which split of the benchmark (default all)")
     parser.add_argument("--turns", type=positive_int, help="turns per session (default: config loop.turns)")
     parser.add_argument("--samples", "-n", type=positive_int, default=1, help="sessions per problem (default 1)")
@@ -49,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
     parser.add_argument("--out", type=Path, help="directory for report.json and pass_at_1.png")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
+    parser.add_argument("--wording", help="repair benchmarks: the feedback-turn wording (configs/repair.yaml)")
+    parser.add_argument("--no-blind", action="store_true", help="repair benchmarks: skip the blind control")
     parser.set_defaults(func=run, eval_command=None)
     commands = parser.add_subparsers(dest="eval_command", metavar="{compare,splits}")
     cmp = commands.add_parser("compare", help="paired per-turn deltas of two reports (B - A)")
@@ -65,11 +68,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
+    from trainer.repair import cli as repair
+
     settings = EvalSettings.from_section(config.eval)
     if args.eval_command == "compare":
+        if repair.is_repair_report(args.report_a) or repair.is_repair_report(args.report_b):
+            return repair.run_repair_compare(args, settings)
         return run_compare(args, settings)
     if args.eval_command == "splits":
         return run_splits(args, settings)
+    if repair.is_repair(args.benchmark):
+        return repair.run_repair_eval(args, config, settings)
     return run_eval(args, config, settings)
 
 

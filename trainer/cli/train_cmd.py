@@ -1,5 +1,7 @@
 """`cobalt train`: LoRA GRPO on a built dataset (resuming from the output directory's last
-checkpoint), optionally registering the adapter. Works under `accelerate launch`."""
+checkpoint), optionally registering the adapter. With `launcher.num_processes` > 1 in
+configs/train.yaml it re-runs itself as that many ranks under `accelerate launch`
+(trainer/launcher.py); only rank 0 registers and prints."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer import grpo
+    from trainer import grpo, launcher
     from trainer.registry import Registry
     from trainer.settings import load_train_settings
 
@@ -47,7 +49,15 @@ def run(args: argparse.Namespace, config: Settings) -> int:
             raise UserError(f"--parent takes a version number, `current` or `none`, not {args.parent!r}")
         parent = registry.get(int(str(args.parent).lstrip("v")))
     out = args.out or config.paths.data_dir / "training" / args.dataset.resolve().name
-    sandbox = open_sandbox(config)
+    if launcher.wants_launch(settings.launcher):  # this process only starts and waits for the ranks
+        ranks = launcher.train_args(dataset=args.dataset, out=out, model=model, profile=settings.profile,
+                                    parent=args.parent, max_steps=args.max_steps, register=args.register,
+                                    as_json=args.json, config=getattr(args, "config", None))
+        code = launcher.run(settings.launcher, ranks, progress)
+        if code != 0:
+            raise UserError(f"the training ranks under accelerate launch exited with code {code}; see their output above")
+        return 0
+    sandbox = open_sandbox(config)  # one per rank
     try:
         result = grpo.train(settings, model=model, dataset=args.dataset, out=out, paths=config.paths, sandbox=sandbox,
                             parent=parent, max_steps=args.max_steps, progress=progress)

@@ -22,7 +22,7 @@ from trainer.eval.settings import EvalSettings
 REPORT_VERSION = 1
 LABELS = {"pass_at_1": "Pass@1", "solved_by": "solved by t", "fix_rate": "fix rate",
           "unchanged_rate": "unchanged", "correct_to_wrong": "correct -> wrong",
-          "hacking_rate": "hacking rate"}
+          "hacking_rate": "hacking rate", "tampered_rate": "tampered", "flagged_rate": "flagged"}
 
 
 def summarise(outcomes: Sequence[SampleOutcome], horizon: int, perturbed: bool, settings: EvalSettings

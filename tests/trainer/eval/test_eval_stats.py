@@ -111,6 +111,22 @@ def test_outcome_carries_forward_and_spots_unchanged_programs() -> None:
     assert o.passed == [False, False, True, True, True] and o.ran == [True, True, True, False, False]
     assert o.unchanged == [False, True, False, False, False] and not any(o.exposed + o.hacked)
     assert outcome(turns, 2, problem_id="p", sample=0, session_id="s").passed == [False, False]
+
+
+def test_outcome_counts_tampered_and_flagged_turns() -> None:
+    from trainer.eval.metrics import counts
+
+    turns = [turn(0, "x = 1", ["failed"], False), turn(1, "x = 2", ["tampered"], False),
+             turn(2, "x = 3", ["passed"], True)]
+    turns[1].public = RunResult(tests=[TestResult(status="tampered")], tampered=True, flags=["frames"])
+    turns[2].hidden = RunResult(tests=[TestResult(status="passed")], flags=["inspect"])
+    o = outcome(turns, 4, problem_id="p", sample=0, session_id="s")
+    assert o.tampered == [False, True, False, False] and o.flagged == [False, True, True, False]
+    assert SampleOutcome.from_dict(o.to_dict()) == o
+    old = {k: v for k, v in o.to_dict().items() if k not in ("tampered", "flagged")}  # an older report
+    assert SampleOutcome.from_dict(old).tampered == [False] * 4
+    num, den = counts([o], "tampered_rate", 4)
+    assert num.tolist() == [[0, 1, 0, 0]] and den.tolist() == [[1, 1, 1, 0]]  # of the turns taken
     assert SampleOutcome.from_dict(json.loads(json.dumps(o.to_dict()))) == o
 
 

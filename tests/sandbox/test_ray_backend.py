@@ -1,0 +1,134 @@
+"""`sandbox.backend: ray` on a real two-node Ray cluster on this machine, each node with its
+own warm Docker pool: a batch runs on both nodes with today's results, and a node killed
+mid-batch costs no result and scores no program as failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from sandbox import Job, Sandbox, SandboxError, TestCase
+from sandbox.bench import make_jobs
+
+from ray_cluster import RESOURCE, LocalRayCluster
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cobalt[cluster]'")
+    nodes = LocalRayCluster()
+    try:
+        nodes.add_node(head=True)
+        nodes.wait_nodes(1)
+        nodes.add_node()
+        nodes.wait_nodes(2)
+        yield nodes
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        nodes.stop()
+
+
+def _sandbox(cluster: LocalRayCluster) -> Sandbox:
+    section = {"backend": "ray", "pool_size": 1, "limits": {"timeout_s": 5.0},
+               "ray": {"address": cluster.address, "resource": RESOURCE, "in_flight": 2}}
+    return Sandbox.from_config(section)
+
+
+def _slow_jobs(n: int) -> list[Job]:
+    """Correct programs that take ~0.3 s each, so a batch is still running when a node dies."""
+    jobs = []
+    for k in range(n):
+        program = f"import time\ntime.sleep(0.3)\nprint(int(input()) + {k})\n"
+        jobs.append(Job(program, [TestCase(input=f"{k}\n", output=f"{2 * k}\n")]))
+    return jobs
+
+
+def test_batch_runs_on_both_nodes_with_todays_results(cluster):
+    jobs = make_jobs(8, 2)
+    wrong = Job("print('nope')\n", [TestCase(input="1\n", output="2\n")])
+    with _sandbox(cluster) as box:
+        assert len(box.backend.workers()) == 2
+        results = box.run_many(jobs + [wrong])
+        single = box.run("print(input()[::-1])\n", [TestCase(input="abc\n", output="cba\n")])
+        by_node = dict(box.backend.jobs_by_node)
+    assert len(results) == 9
+    assert all(r.all_passed for r in results[:8]), [r.to_dict() for r in results if not r.all_passed]
+    assert results[8].tests[0].status == "failed" and results[8].sandbox_error is None  # a program failure stays one
+    assert single.all_passed
+    assert len(by_node) == 2 and all(count > 0 for count in by_node.values()), by_node
+
+
+def test_bench_ray_beside_local_pool(cluster, capsys):
+    from assistant.cli import main
+
+    argv = ["bench", "sandbox", "--backend", "ray", "--ray-address", cluster.address, "--programs", "4",
+            "--tests", "2", "--concurrency", "1", "--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["all_correct"] is True and report["nodes"] == 2
+    assert [w["way"] for w in report["ways"]] == ["local warm pool", "ray backend, 2 node(s)"]
+    assert [w["tests"] for w in report["ways"]] == [8, 8]
+    assert report["ratios"]["ray_vs_local_pool"] > 0 and sum(report["jobs_by_node"].values()) == 4
+
+
+def test_node_killed_mid_batch_loses_no_result(cluster):
+    jobs = _slow_jobs(14)
+    with _sandbox(cluster) as box:
+        backend = box.backend
+        victim_node, victim_pid = next((n, pid) for n, pid in backend.workers().items() if n != _head_node_id())
+        killed = threading.Event()
+
+        def kill_when_busy() -> None:
+            deadline = time.monotonic() + 60
+            while backend.jobs_by_node[victim_node] < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            cluster.kill(1)  # the joined node: `ray start`, its raylet and their process group ...
+            try:
+                os.kill(victim_pid, signal.SIGKILL)  # ... and its sandbox worker, wherever Ray put its process
+            except ProcessLookupError:
+                pass
+            killed.set()
+
+        killer = threading.Thread(target=kill_when_busy, daemon=True)
+        killer.start()
+        results = box.run_many(jobs)
+        killer.join(timeout=60)
+        assert killed.is_set()
+        assert backend.resubmitted >= 1  # jobs were in flight on the killed node and ran elsewhere
+        assert victim_node not in backend.workers()
+        assert backend.jobs_by_node[victim_node] >= 1
+    assert len(results) == len(jobs)
+    assert [r.sandbox_error for r in results] == [None] * len(jobs)
+    assert all(r.all_passed for r in results), [r.to_dict() for r in results if not r.all_passed]
+
+
+def _head_node_id() -> str:
+    import ray
+
+    return next(n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("node:__internal_head__"))
+
+
+def test_sandbox_package_does_not_import_ray():
+    code = "import sys, sandbox, sandbox.core, sandbox.bench; assert 'ray' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_missing_ray_is_one_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(SandboxError, match=r"Ray is not installed: run pip install 'cobalt\[cluster\]'"):
+        Sandbox.from_config({"backend": "ray"})
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match="backend"):
+        Sandbox.from_config({"backend": "kubernetes"})

@@ -1,0 +1,40 @@
+"""The synthetic curriculum in the real sandbox: two-turn sessions (mutant, canonical) of
+train-split tasks stored with source `synthetic`, a rerun adds nothing, and the dataset
+builder makes from each exactly the repair prompt (the mutant and its feedback, prev = the
+mutant's pass rate), none after the canonical turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assistant.settings import LoopSettings
+from assistant.splits import SplitRule, heldout_ids
+from assistant.store import Store
+from trainer.sessions import sessions_from_store
+from trainer.dataset import select
+from trainer.repair.curriculum import AUTHOR, MODEL, SOURCE, synthesize
+from trainer.repair.items import MutateParams
+
+
+def test_synthetic_sessions_and_their_prompts(cobalt_home: Any, sandbox: Any) -> None:
+    params = MutateParams(per_task=2, max_candidates=8)
+    with Store.open() as store:
+        counts = synthesize(store, sandbox, LoopSettings(), params, limit=2)
+        assert counts["stored"] == counts["items"] >= 3 and counts["already_stored"] == 0
+        again = synthesize(store, sandbox, LoopSettings(), params, limit=2)
+        assert (again["already_stored"], again["stored"]) == (counts["items"], 0)
+        sessions = [s for s in sessions_from_store(store) if s.source == SOURCE]
+    assert len(sessions) == counts["stored"] and {s.model for s in sessions} == {MODEL}
+    assert not {s.problem_id for s in sessions} & heldout_ids(SplitRule())
+    for s in sessions:
+        mutant, fixed = s.turns
+        assert not mutant.passed_public and fixed.passed_hidden and mutant.author == fixed.author == AUTHOR
+        assert s.meta["item"].startswith(s.problem_id + "#m") and s.problem is not None
+    chosen = select(sessions, k=4, max_context=3)
+    partial = [p for p in chosen.train if p.turns]
+    assert len(partial) == len(sessions) and all(len(p.turns) == 1 for p in partial)
+    by_session = {s.id: s for s in sessions}
+    for p in partial:
+        mutant = by_session[p.session_id].turns[0]
+        assert p.turns[0].program == mutant.program and p.prev_best < 1.0
+        assert p.messages()[-1]["content"].endswith(mutant.feedback)

@@ -1,0 +1,145 @@
+"""The repair benchmark (issue 12 item 1): for each repair item, the conversation the loop
+would hold after a failed first turn (the buggy program as the model's reply, then the
+feedback turn), and T more model turns; in the same run, a blind control whose feedback
+turns are a plain re-ask. Greedy by default (configs/repair.yaml `benchmark:`).
+
+    items = pinned_items("test")                      # or load_items(Path("bugs.jsonl"))
+    report = run_repair(items, client, sandbox, store, loop=LoopSettings(), settings=EvalSettings(), turns=1)
+    print(table(report))
+
+Sessions are recorded in the store with source `eval` (never training data), each with its
+item, arm, wording and sampling in its metadata, and run C at a time in threads. A rerun
+(after an interruption, or the blind control of another wording) reuses every finished
+session of the same model with the same metadata and runs only the missing ones. Scoring is
+`trainer.repair.metrics`, reporting `trainer.repair.report`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence
+
+from assistant.interfaces import ChatModel, Runner
+from assistant.recorder import record
+from assistant.settings import LoopSettings
+from assistant.store import Store
+from assistant.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
+from sandbox.api import SandboxError
+from trainer.eval.settings import EvalSettings
+from trainer.repair.items import RepairItem
+from trainer.repair.metrics import ARMS, RepairOutcome, reduce
+from trainer.repair.report import RepairReport
+from trainer.repair.session import RepairSession
+from trainer.repair.wording import Wording, reask, repair_config, wording
+
+EVAL_SOURCE = "eval"
+
+
+def loop_settings(loop: LoopSettings, turns: int, bench: dict[str, Any]) -> LoopSettings:
+    """A copy of the loop settings for repair sessions: greedy unless configured, no repeat
+    resampling (the benchmark measures the model as it is), turn 0 plus T turns."""
+    out = copy.copy(loop)
+    out.turns = turns + 1
+    out.temperature = [float(bench.get("temperature", 0.0))]
+    out.top_p = float(bench.get("top_p", 1.0))
+    out.repeat_resamples = 0
+    if bench.get("max_tokens"):
+        out.max_tokens = int(bench["max_tokens"])
+    return out
+
+
+def session_meta(item: RepairItem, arm: str, wording_name: str, loop: LoopSettings) -> dict[str, Any]:
+    """What makes two repair sessions interchangeable (besides the model and the problem)."""
+    return {"repair": {"item": item.id, "arm": arm, "wording": wording_name if arm == "feedback" else None,
+                       "buggy": hashlib.sha256(item.buggy_program.encode()).hexdigest()[:16],
+                       "turns": loop.turns, "temperature": loop.temperature, "top_p": loop.top_p,
+                       "max_tokens": loop.max_tokens}}
+
+
+def stored(store: Store, item: RepairItem, arm: str, model: str, meta: dict[str, Any]) -> RepairOutcome | None:
+    """The outcome of a finished stored session with this metadata, if there is one."""
+    digest = item.problem.content_hash()
+    for s in store.sessions(problem_id=item.task, model=model, source=EVAL_SOURCE):
+        if s.meta == meta and s.problem_hash == digest and s.status in (PASSED, UNSOLVED):
+            return reduce(store.turns(s.id), meta["repair"]["turns"] - 1, item=item.id, task=item.task, arm=arm,
+                          session_id=s.id, status=s.status)
+    return None
+
+
+def run_one(item: RepairItem, arm: str, client: ChatModel, sandbox: Runner, store: Store | None,
+            loop: LoopSettings, feedback_turn: Callable[[str], str], meta: dict[str, Any] | None = None,
+            ) -> RepairOutcome:
+    """One (item, arm) session: seed the buggy program, then model turns up to `loop.turns`."""
+    session = RepairSession(item.problem, client, sandbox, loop, source=EVAL_SOURCE, stream=False,
+                            feedback_turn=feedback_turn, meta=meta)
+    if store is not None:
+        record(session, store)
+    try:
+        session.scripted(item.buggy_program)
+    except SandboxError as exc:
+        session.finish(SANDBOX_ERROR, str(exc))
+    else:
+        session.run()
+    return reduce(session.turns, loop.turns - 1, item=item.id, task=item.task, arm=arm,
+                  session_id=session.id or "", status=session.status)
+
+
+def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, store: Store | None, *,
+               loop: LoopSettings, settings: EvalSettings, turns: int | None = None, blind: bool | None = None,
+               wording_name: str | None = None, concurrency: int | None = None,
+               repair_cfg: dict[str, Any] | None = None, benchmark: str = "repair", split: str = "all",
+               adapter: str | None = None, on_plan: Callable[[int, int], None] | None = None,
+               on_session: Callable[[RepairOutcome], None] | None = None) -> RepairReport:
+    """Run every item with feedback (and, unless `blind` is False, blind); see the module doc.
+    `loop` is the configured loop (its limits and feedback settings); sampling comes from
+    configs/repair.yaml `benchmark:` (or `repair_cfg`)."""
+    start = time.perf_counter()
+    rc = repair_config() if repair_cfg is None else repair_cfg
+    bench = dict(rc.get("benchmark") or {})
+    turns = int(turns or bench.get("turns", 1))
+    blind = bool(bench.get("blind", True)) if blind is None else blind
+    chosen: Wording = wording(wording_name or str(bench.get("wording", "default")), rc)
+    text = reask(rc)
+    loop = loop_settings(loop, turns, bench)
+    turn_for = {"feedback": chosen.content, "blind": lambda _feedback: text}
+    arms = [a for a in ARMS if blind or a == "feedback"]
+    model = client.display_name
+    metas = {(item.id, arm): session_meta(item, arm, chosen.name, loop) for item in items for arm in arms}
+    reused = {}
+    if store is not None:
+        found = ((key, stored(store, item, key[1], model, metas[key]))
+                 for item in items for key in [(item.id, a) for a in arms])
+        reused = {key: o for key, o in found if o is not None}
+    jobs = [(item, arm) for item in items for arm in arms if (item.id, arm) not in reused]
+    if on_plan:
+        on_plan(len(jobs), len(reused))
+    outcomes: list[RepairOutcome] = list(reused.values())
+    aborted: str | None = None
+    streak = 0
+    with ThreadPoolExecutor(max_workers=int(concurrency or bench.get("concurrency", 4))) as pool:
+        futures = [pool.submit(run_one, item, arm, client, sandbox, store, loop, turn_for[arm], metas[(item.id, arm)])
+                   for item, arm in jobs]
+        for future in futures:
+            if future.cancelled():
+                continue
+            o = future.result()
+            outcomes.append(o)
+            streak = streak + 1 if o.status in (MODEL_ERROR, SANDBOX_ERROR) else 0
+            if streak >= 3 and aborted is None:
+                aborted = f"{streak} sessions in a row ended on {o.status}"
+                for f in futures:
+                    f.cancel()
+            if on_session:
+                on_session(o)
+    order = {item.id: k for k, item in enumerate(items)}
+    outcomes.sort(key=lambda o: (order[o.item], ARMS.index(o.arm)))
+    return RepairReport(benchmark=benchmark, split=split, model=client.display_name, turns=turns,
+                        wording=chosen.name, outcomes=outcomes, items=[i.id for i in items], adapter=adapter,
+                        wall_s=time.perf_counter() - start, aborted=aborted,
+                        settings={"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens,
+                                  "blind": blind, "reask": text if blind else None,
+                                  "sessions_run": len(outcomes) - len(reused), "sessions_reused": len(reused)},
+                        eval_settings=settings)

@@ -1,0 +1,69 @@
+"""The synthetic repair curriculum (issue 12 item 2): mutants of the *train* split's
+canonical solutions, made into stored sessions with source `synthetic` that `dataset
+build` and `retrain` read like any other (`dataset.sources` lists `synthetic`).
+
+Each session has two turns, both graded in the sandbox exactly as the loop grades: turn 0
+is the mutant (it fails a public test), turn 1 the canonical solution (it passes). The
+dataset builder keeps such a trajectory (d > 0, max = 1) and makes from it the prompt the
+repair benchmark asks (the mutant as the earlier reply, then its feedback, prev = the
+mutant's pass rate); `trainer.dataset` builds no prompt after the canonical turn.
+Mutants come from `trainer.repair.items.build_items` with configs/repair.yaml
+`curriculum:` (more per task than the benchmark's pins, the same seeded order, so they
+include the train split's pinned items). Only the train split: the test split's mutants
+are never trained on. Rerunning adds only the items not stored yet.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from assistant.interfaces import Rule, Runner
+from assistant.settings import LoopSettings
+from assistant.store import Store
+from assistant.trajectory import PASSED, UNSOLVED, SessionRecord, new_session_id
+from trainer.repair.items import MutateParams, RepairItem, build_items, humaneval_sources
+from trainer.repair.session import RepairSession
+
+SOURCE = "synthetic"
+MODEL = "synthetic-mutant"
+AUTHOR = "synthetic"
+
+
+def session_of(item: RepairItem, fixed: str, sandbox: Runner, loop: LoopSettings) -> SessionRecord:
+    """The two-turn session (mutant, then `fixed`) of one item, graded in the sandbox."""
+    session = RepairSession(item.problem, None, sandbox, loop, source=SOURCE)  # type: ignore[arg-type]
+    start = time.time()
+    session.scripted(item.buggy_program, author=AUTHOR)
+    session.scripted(fixed, author=AUTHOR)
+    return SessionRecord(id=session.id or new_session_id(), problem_id=item.task,
+                         problem_hash=item.problem.content_hash(), model=MODEL, source=SOURCE,
+                         status=PASSED if session.passed else UNSOLVED, started_at=start, ended_at=time.time(),
+                         meta={"item": item.id, "mutation": item.mutation}, turns=session.turns,
+                         turn_count=len(session.turns), problem=item.problem)
+
+
+def synthesize(store: Store, sandbox: Any, loop: LoopSettings, params: MutateParams, *,
+               rule: Rule | None = None, concurrency: int = 4, limit: int | None = None,
+               progress: Callable[[str], None] = lambda _: None) -> Counter:
+    """Build the train split's mutants (of its first `limit` tasks) and store a session for
+    each new one; returns counts."""
+    sources = humaneval_sources("train", rule)[:limit]
+    progress(f"checking mutants of {len(sources)} train-split tasks in the sandbox")
+    items, log = build_items(sources, sandbox, params)
+    fixed = {p.id: program for p, program in sources}
+    stored = {s.meta.get("item") for s in store.sessions(source=SOURCE)}
+    todo = [i for i in items if i.id not in stored]
+    counts = Counter(items=len(items), already_stored=len(items) - len(todo),
+                     tasks_without_mutant=len(log["no_mutant"]), canonical_failed=len(log["canonical_failed"]))
+    progress(f"{len(items)} mutants, {len(todo)} new: grading their sessions")
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        for record in pool.map(lambda i: session_of(i, fixed[i.task], sandbox, loop), todo):
+            if record.status == PASSED and not record.turns[0].passed_public:
+                store.insert_session(record)
+                counts["stored"] += 1
+            else:
+                counts["not_a_repair"] += 1
+    return counts
