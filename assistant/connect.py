@@ -32,12 +32,20 @@ def resolve_client(settings: ModelSettings, model: str | None = None, *, server:
     With no `adapter`, a local model is served through its promoted adapter, if any
     (hot-loaded when the server lacks it); `adapter="base"` forces the bare base model."""
     name = model or settings.name
-    common = dict(timeout_s=settings.timeout_s, retries=settings.retries, max_tokens=settings.max_tokens)
+    common = dict(timeout_s=settings.timeout_s, retries=settings.retries, max_tokens=settings.max_tokens,
+                  stop_at_fence=settings.stop_at_fence)
     is_local = name in models.catalog() or models.is_prepared(name, paths) or Path(name).expanduser().is_dir()
     if not is_local and is_provider_model(name):
         return ChatClient(name, display_name=name, **common)
-    info = ensure(server, paths, name, progress=progress)
+    info = ensure(server, paths, name, progress=progress, merged=adapter is None)
     root = adapters.adapters_root(paths.data_dir)
+    if info.merged:  # the promoted adapter merged into the base, at full speed
+        entry = adapters.current_adapter(root, info.model)
+        if entry is not None and entry["name"] != info.merged:
+            progress(f"the server serves {info.merged} merged; restart it (`cobalt serve --stop`) to serve {entry['name']}")
+        client = ChatClient(f"hosted_vllm/{info.merged}", api_base=info.api_base, display_name=info.merged, **common)
+        client.adapter_version = info.merged
+        return client
     target = info.model if adapter in (None, "base") else adapter
     if adapter not in (None, "base"):
         served = served_models(info.api_base)

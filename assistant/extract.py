@@ -2,7 +2,9 @@
 ```python3 or an untagged fence), read from the part of the reply after `</think>`.
 
 No block means no program (`code` returns None); the loop records a "no code" turn and
-the trainer scores it as a format failure. This module never runs or repairs code.
+the trainer scores it as a format failure. `answer_end` tells a generator where a reply's
+answer is complete (the closing fence of its first explicitly tagged python block), so
+serving and training stop generating there. This module never runs or repairs code.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from __future__ import annotations
 import re
 
 THINK_END = "</think>"
+THINK_START = "<think>"
 PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3"})
+# An untagged block does not end a reply: models show example input in them before the code.
+STOP_TAGS = PYTHON_TAGS - {""}
 # An opening fence at the start of a line, an optional tag, then everything up to a
 # closing fence at the start of a line. An unclosed block is not a block.
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
@@ -39,6 +44,29 @@ def code(reply: str) -> str | None:
         if candidate.strip():
             return candidate.rstrip() + "\n"
     return None
+
+
+def answer_end(text: str) -> int | None:
+    """Where the answer in `text` (a reply, complete or still being generated) is complete:
+    the index just past the closing fence of its first non-empty python block tagged
+    ```python (or py, python3, py3), or None while no such block is closed. Inside an open
+    `<think>` nothing is complete. Fences count only at the start of a line, as in `blocks`,
+    so `text[:answer_end(text)]` holds the same program `code` reads from that block."""
+    start = 0
+    if THINK_END in text:
+        start = text.rindex(THINK_END) + len(THINK_END)
+    elif THINK_START in text:
+        return None
+    for match in _FENCE.finditer(text, start):
+        if match.group(1).lower() in STOP_TAGS and match.group(2).strip():
+            return match.end()
+    return None
+
+
+def cut_at_answer(text: str) -> str:
+    """`text` up to and including the closing fence of its answer (all of it when open)."""
+    end = answer_end(text)
+    return text if end is None else text[:end]
 
 
 def normalise(program: str | None) -> str:

@@ -4,6 +4,11 @@
 litellm provider (`openai/gpt-4o-mini`, ...). It does not start servers or resolve model
 names; `assistant.connect.resolve_client` does that. Tests script replies by overriding
 `request_kwargs` to pass litellm's `mock_response`.
+
+With `stop_at_fence` (the default) every request streams, and the stream is closed as soon
+as the reply's python block is closed (`extract.answer_end`): the reply keeps the text up to
+and including the closing fence, `finish_reason` is "fence", and closing the connection
+makes vLLM abort the request. A stop string cannot do this: "```" both opens and closes.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from assistant.errors import UserError
+from assistant.extract import answer_end
 
 Messages = list[dict[str, str]]
 TokenCallback = Callable[[str], None]
@@ -42,10 +48,17 @@ class ChatResult:
     completion_tokens: int = 0
     latency_s: float = 0.0
     finish_reason: str | None = None
+    first_token_s: float | None = None  # time to the first streamed token
 
     @property
     def tokens_per_s(self) -> float:
         return self.completion_tokens / self.latency_s if self.latency_s > 0 else 0.0
+
+
+def figures(tokens: int, elapsed_s: float) -> str:
+    """A turn's live figures as the CLI and the TUI show them: tokens, tok/s, elapsed."""
+    rate = tokens / elapsed_s if elapsed_s > 0 else 0.0
+    return f"{tokens} tokens · {rate:.1f} tok/s · {elapsed_s:.0f} s"
 
 
 class ChatClient:
@@ -60,6 +73,7 @@ class ChatClient:
         retries: int = 2,
         max_tokens: int = 1024,
         display_name: str | None = None,
+        stop_at_fence: bool = True,
     ) -> None:
         self.model = model
         self.api_base = api_base
@@ -68,6 +82,7 @@ class ChatClient:
         self.retries = retries
         self.max_tokens = max_tokens
         self.display_name = display_name or model
+        self.stop_at_fence = stop_at_fence
         self.adapter_version: str | None = None  # the served LoRA adapter, when there is one
 
     def request_kwargs(self, messages: Messages) -> dict[str, Any]:
@@ -98,14 +113,15 @@ class ChatClient:
 
     def chat(self, messages: Messages, *, temperature: float = 0.0, top_p: float = 1.0,
              max_tokens: int | None = None, on_token: TokenCallback | None = None) -> ChatResult:
-        """One completion; streams tokens to `on_token` when given. litellm retries a failed
-        request (`num_retries`, exponential back-off); then LLMError."""
-        stream = on_token is not None
+        """One completion; streams tokens to `on_token` when given (and always with
+        `stop_at_fence`). litellm retries a failed request (`num_retries`, exponential
+        back-off); then LLMError."""
+        stream = on_token is not None or self.stop_at_fence
         start = time.perf_counter()
         try:
             response = _litellm().completion(**self._kwargs(messages, temperature, top_p, max_tokens, stream))
             if stream:
-                return self._collect_stream(response, start, on_token, messages)
+                return self._collect_stream(response, start, on_token)
             return self._result(response, start, messages)
         except Exception as exc:  # litellm maps every provider error to its own types
             raise LLMError(self._describe(exc)) from None
@@ -122,27 +138,15 @@ class ChatClient:
             finish_reason=choice.finish_reason,
         )
 
-    def _collect_stream(self, stream: Any, start: float, on_token: TokenCallback,
-                        messages: Messages) -> ChatResult:
-        parts: list[str] = []
-        finish: str | None = None
-        usage = None
-        for chunk in stream:
-            usage = getattr(chunk, "usage", None) or usage
-            if not chunk.choices:
-                continue
-            choice = chunk.choices[0]
-            delta = getattr(choice.delta, "content", None)
-            if delta:
-                parts.append(delta)
-                on_token(delta)
-            finish = choice.finish_reason or finish
-        text = "".join(parts)
-        completion_tokens = getattr(usage, "completion_tokens", 0) or 0
-        prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
-        if not completion_tokens and text:
-            completion_tokens = _count_tokens(self.model, text)
-        return ChatResult(text, prompt_tokens, completion_tokens, time.perf_counter() - start, finish)
+    def _collect_stream(self, stream: Any, start: float, on_token: TokenCallback | None) -> ChatResult:
+        reader = _StreamReader(self, start, on_token)
+        try:
+            for chunk in stream:
+                if reader.add(chunk):
+                    break
+        finally:
+            _close(stream)
+        return reader.result()
 
     def _describe(self, exc: Exception | None) -> str:
         where = f" at {self.api_base}" if self.api_base else ""
@@ -156,7 +160,75 @@ class ChatClient:
         return f"model {self.display_name}{where} failed after {self.retries + 1} attempts: {text}"
 
 
-def _count_tokens(model: str, text: str) -> int:
+class _StreamReader:
+    """Folds a stream's chunks into a ChatResult; `add` says when the answer is complete."""
+
+    def __init__(self, client: ChatClient, start: float, on_token: TokenCallback | None) -> None:
+        self.client, self.start, self.on_token = client, start, on_token
+        self.text = ""
+        self.finish: str | None = None
+        self.usage: Any = None
+        self.first_token_s: float | None = None
+
+    def add(self, chunk: Any) -> bool:
+        self.usage = getattr(chunk, "usage", None) or self.usage
+        if not chunk.choices:
+            return False
+        choice = chunk.choices[0]
+        self.finish = choice.finish_reason or self.finish
+        delta = getattr(choice.delta, "content", None)
+        if not delta:
+            return False
+        if self.first_token_s is None:
+            self.first_token_s = time.perf_counter() - self.start
+        end = answer_end(self.text + delta) if self.client.stop_at_fence and "`" in delta else None
+        if end is not None:
+            delta = delta[:max(0, end - len(self.text))]
+            self.finish = "fence"
+        self.text += delta
+        if delta and self.on_token is not None:
+            self.on_token(delta)
+        return end is not None
+
+    def result(self) -> ChatResult:
+        completion = getattr(self.usage, "completion_tokens", 0) or 0
+        prompt = getattr(self.usage, "prompt_tokens", 0) or 0
+        if self.text and (not completion or self.finish == "fence"):
+            completion = _count_tokens(self.client.model, self.text, self.client.api_base)
+        return ChatResult(self.text, prompt, completion, time.perf_counter() - self.start, self.finish,
+                          self.first_token_s)
+
+
+def _http_response(stream: Any) -> Any:
+    """The httpx response under a litellm stream, or None. litellm keeps only the generator
+    `response.iter_lines()`; closing that generator leaves the connection open, so the
+    response is found in the generator's frame (`self`)."""
+    lines = getattr(getattr(stream, "completion_stream", None), "streaming_response", None)
+    frame = getattr(lines, "gi_frame", None)
+    response = frame.f_locals.get("self") if frame is not None else None
+    return response if hasattr(response, "is_closed") and hasattr(response, "close") else None
+
+
+def _close(stream: Any) -> None:
+    """Close a sync litellm stream's HTTP response: the server sees the client leave and
+    aborts the request instead of generating up to max_tokens."""
+    response = _http_response(stream)
+    if response is not None:
+        response.close()
+
+
+def _count_tokens(model: str, text: str, api_base: str | None = None) -> int:
+    """Tokens of `text`: the vLLM server's own tokenizer when there is one, else litellm's."""
+    if api_base and model.startswith("hosted_vllm/"):
+        try:
+            import httpx
+
+            response = httpx.post(api_base.removesuffix("/v1") + "/tokenize", timeout=10,
+                                  json={"model": model.split("/", 1)[1], "prompt": text, "add_special_tokens": False})
+            if response.status_code == 200:
+                return int(response.json()["count"])
+        except Exception:
+            pass
     try:
         return int(_litellm().token_counter(model=model, text=text))
     except Exception:

@@ -75,4 +75,4 @@ def served_client(settings: Settings, api_base: str, name: str) -> "ChatClient":
 
     m = settings.model
     return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, timeout_s=m.timeout_s,
-                      retries=m.retries, max_tokens=m.max_tokens)
+                      retries=m.retries, max_tokens=m.max_tokens, stop_at_fence=m.stop_at_fence)

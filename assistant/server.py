@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 import httpx
 
-from assistant import atomic, models
+from assistant import adapters, atomic, models, server_options
 from assistant.device import on_gpu
 from assistant.errors import UserError
 
@@ -43,6 +43,8 @@ class ServerInfo:
     model: str
     model_path: str
     log: str
+    speculative: bool = False  # started with speculative decoding
+    merged: str | None = None  # the adapter served merged into the base (then named so), if any
 
     @property
     def url(self) -> str:
@@ -86,6 +88,13 @@ def running(paths: PathsSettings) -> ServerInfo | None:
     return None
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the OS says is free now (for servers started only for a measurement)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
 def port_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -106,8 +115,10 @@ def parallel_args(server: ServerSettings) -> list[str]:
     return argv
 
 
-def command(model_path: Path, served_name: str, server: ServerSettings, port: int) -> tuple[list[str], dict[str, str]]:
-    """The vLLM command line and environment for this machine."""
+def command(model_path: Path, served_name: str, server: ServerSettings, port: int,
+            speculative: bool = True) -> tuple[list[str], dict[str, str]]:
+    """The vLLM command line and environment for this machine (latency options:
+    `assistant.server_options`; `speculative=False` leaves speculative decoding out)."""
     argv = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(model_path), "--served-model-name", served_name,
@@ -116,6 +127,7 @@ def command(model_path: Path, served_name: str, server: ServerSettings, port: in
         "--max-loras", str(server.max_loras), *parallel_args(server),
         "--max-model-len", str(server.max_model_len),
         "--generation-config", "vllm",
+        *server_options.arguments(server, speculative),
     ]
     env = dict(os.environ, VLLM_ALLOW_RUNTIME_LORA_UPDATING="true", VLLM_NO_USAGE_STATS="1",
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONWARNINGS="ignore")
@@ -126,6 +138,9 @@ def command(model_path: Path, served_name: str, server: ServerSettings, port: in
         argv += ["--dtype", server.cpu_dtype]
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(server.cpu_kvcache_space_gb))
         env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        ld_preload = server_options.preload(server, env.get("LD_PRELOAD", ""))
+        if ld_preload:
+            env["LD_PRELOAD"] = ld_preload
     return argv, env
 
 
@@ -141,9 +156,12 @@ def _last_error(log: Path) -> str:
 
 
 def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | None = None,
-          progress: Callable[[str], None] = print) -> tuple[ServerInfo, subprocess.Popen]:
+          progress: Callable[[str], None] = print, merged: bool = False) -> tuple[ServerInfo, subprocess.Popen]:
     """Start a server for `model` in its own session, wait for /health, record it under
-    `paths.data_dir`. Reuse is the caller's choice (`ensure`)."""
+    `paths.data_dir`. Reuse is the caller's choice (`ensure`). A server that does not start
+    with speculative decoding is started again without it. With `merged` and
+    `server.serve_merged`, a promoted adapter with a merged checkpoint is served as that
+    checkpoint, under the adapter's name."""
     name = model
     path = models.resolve(name, paths)
     served = name if not Path(name).expanduser().is_dir() else path.name
@@ -151,14 +169,36 @@ def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | 
     host = server.host
     if not port_free(host, port):
         raise ServerError(f"port {port} on {host} is busy: another program listens there; choose another with --port or COBALT__SERVER__PORT")
-    argv, env = command(path, served, server, port)
+    entry = adapters.current_adapter(adapters.adapters_root(paths.data_dir), served) \
+        if merged and server.serve_merged else None
+    merged_name = None
+    if entry and entry.get("merged") and (Path(entry["merged"]) / "config.json").is_file():
+        path, merged_name = Path(entry["merged"]), str(entry["name"])
+        progress(f"serving adapter {merged_name} merged into {served} ({path})")
     log = paths.data_dir / "logs" / f"server-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     progress(f"starting vLLM on {served} at http://{host}:{port} (log: {log}) ...")
-    with open(log, "w") as out:
+    attempts = server_options.variants(server)
+    for n, speculative in enumerate(attempts):
+        argv_env = command(path, merged_name or served, server, port, speculative)
+        try:
+            return _start_once(server, paths, argv_env, served, path, log, progress, merged_name, append=n > 0)
+        except ServerError as exc:
+            if not speculative or len(attempts) == 1:
+                raise
+            progress(f"the server did not start with speculative decoding ({exc}); starting it without")
+    raise AssertionError("unreachable")
+
+
+def _start_once(server: ServerSettings, paths: PathsSettings, command_env: tuple[list[str], dict[str, str]],
+                served: str, path: Path, log: Path, progress: Callable[[str], None], merged: str | None,
+                append: bool = False) -> tuple[ServerInfo, subprocess.Popen]:
+    argv, env = command_env
+    host, port = server.host, int(argv[argv.index("--port") + 1])
+    with open(log, "a" if append else "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True, cwd=paths.data_dir)
-    info = ServerInfo(proc.pid, host, port, served, str(path), str(log))
+    info = ServerInfo(proc.pid, host, port, served, str(path), str(log), "--speculative-config" in argv, merged)
     deadline = time.monotonic() + server.startup_timeout_s
     started = time.monotonic()
     while not healthy(info.url, timeout=1.0):
@@ -175,15 +215,20 @@ def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | 
 
 
 def ensure(server: ServerSettings, paths: PathsSettings, model: str,
-           progress: Callable[[str], None] = print) -> ServerInfo:
-    """The running server for `model`, or a new detached one."""
+           progress: Callable[[str], None] = print, merged: bool = False) -> ServerInfo:
+    """The running server for `model`, or a new detached one. Only callers that serve the
+    current adapter and nothing else may pass `merged` (see `start`); the others (the base
+    model, other versions, hot-loading) get an error from a server running a merged one."""
     name = model
     info = running(paths)
     if info is not None:
         if info.model == name or info.model_path == str(Path(name).expanduser().resolve()):
+            if info.merged and not merged:
+                raise ServerError(f"the server at {info.url} serves adapter {info.merged} merged into {info.model}, "
+                                  f"not the bare base model; stop it with `cobalt serve --stop` first")
             return info
         raise ServerError(f"a server for {info.model} already runs at {info.url}; stop it with `cobalt serve --stop` to serve {name}")
-    info, _ = start(server, paths, name, progress=progress)
+    info, _ = start(server, paths, name, progress=progress, merged=merged)
     return info
 
 

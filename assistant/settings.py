@@ -39,6 +39,17 @@ class ModelSettings(Section):
     max_tokens: int = Field(1024, ge=1, description="Completion tokens per reply.")
     timeout_s: float = Field(300, gt=0, description="Seconds one completion request may take.")
     retries: int = Field(2, ge=0, description="Retries of a failed completion request (litellm's num_retries).")
+    stop_at_fence: bool = Field(True, description="End each reply at the closing fence of its ```python block "
+                                                  "(training uses the same stop: train.yaml stop_at_fence).")
+
+
+class SpeculativeSettings(Section):
+    enabled: bool = Field(True, description="Serve with vLLM speculative decoding (started again without it "
+                                            "when the server refuses).")
+    method: str = Field("ngram", description="vLLM's proposer: ngram is prompt lookup, no draft model.")
+    num_speculative_tokens: int = Field(4, ge=1, description="Tokens proposed per step.")
+    prompt_lookup_max: int = Field(4, ge=1, description="Longest n-gram matched in the context.")
+    prompt_lookup_min: int = Field(2, ge=1, description="Shortest n-gram matched in the context.")
 
 
 class ServerSettings(Section):
@@ -56,6 +67,13 @@ class ServerSettings(Section):
     cpu_dtype: str = Field("float32", description="Weights' dtype on CPU (vLLM --dtype).")
     gpu_memory_utilization: float = Field(0.85, gt=0, le=1, description="Share of GPU memory vLLM may take.")
     gpu_dtype: str = Field("auto", description="Weights' dtype on GPU (vLLM --dtype).")
+    speculative: SpeculativeSettings = Field(default_factory=SpeculativeSettings,
+                                             description="Prompt-lookup speculative decoding (issue 13).")
+    prefix_caching: bool | None = Field(True, description="vLLM prefix caching (None: vLLM's default).")
+    preload: list[str] = Field(["libtcmalloc_minimal.so.4", "libiomp5.so"],
+                               description="Libraries put in the server's LD_PRELOAD when found.")
+    serve_merged: bool = Field(True, description="Merge an adapter into its base at promote time and serve "
+                                                 "that checkpoint on the assistant's next server start.")
 
 
 class LoopSettings(Section):
@@ -185,6 +203,7 @@ class TrainSection(Section):
     nightly: dict[str, Any] = Field({}, description="Overrides of the nightly job settings.")
     launcher: dict[str, Any] = Field({}, description="Overrides of the launcher settings (training processes).")
     continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
+    stop_at_fence: bool | None = Field(None, description="End completions at the closing fence (None: train.yaml's).")
 
     def overrides(self) -> dict[str, Any]:
         """The keys the user set, as a mapping to merge over train.yaml and the profile."""

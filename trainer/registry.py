@@ -1,6 +1,8 @@
 """Versioned LoRA adapters: register a trained adapter as the next version, promote one,
 roll back, and list them, in the layout `assistant.adapters` describes (and reads for the
-assistant): `<data>/adapters/v<N>/`, `current.json`, `history.jsonl`.
+assistant): `<data>/adapters/v<N>/`, `current.json`, `history.jsonl`. Promotion can first
+save the adapter merged into its base (`v<N>/merged/`, `trainer.merge`), recorded as
+`merged` in current.json and served at full speed on the next server start.
 
 Version numbers are never reused; an adapter is served as `<base>-v<N>`, so a name always
 means the same weights. Changes happen under a file lock and `current.json` is replaced
@@ -15,14 +17,15 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from filelock import FileLock
 
 from assistant import atomic
 from assistant.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
 from assistant.errors import UserError
-from assistant.settings import PathsSettings
+from assistant.settings import PathsSettings, Settings
+from trainer.merge import merge_adapter, merged_dir
 
 
 @dataclass
@@ -129,12 +132,18 @@ class Registry:
         if version is None:
             data.pop(base_model, None)
         else:
+            merged = merged_dir(version.path)
             data[base_model] = {"version": version.version, "name": version.name, "path": str(version.path),
-                                "promoted_at": time.time(), "reason": reason, "previous": previous}
+                                "promoted_at": time.time(), "reason": reason, "previous": previous,
+                                "merged": str(merged) if merged else None}
         atomic.write_json(self.root / CURRENT, data)
 
-    def promote(self, version: int, reason: str) -> AdapterVersion:
-        """Make `version` the current adapter of its base model, recording why."""
+    def promote(self, version: int, reason: str, merge: Callable[[AdapterVersion], Any] | None = None
+                ) -> AdapterVersion:
+        """Make `version` the current adapter of its base model, recording why. `merge`
+        (e.g. `merge_into_base`) makes its merged checkpoint first, outside the lock."""
+        if merge is not None:
+            merge(self.get(version))
         with self.lock:
             item = self.get(version)
             entry = self.current_entry(item.base_model) or {}
@@ -171,3 +180,21 @@ class Registry:
             if event.get("event") == "promote" and event.get("version") == version:
                 return event.get("previous")
         return None
+
+
+def merge_into_base(settings: Settings, progress: Callable[[str], None] = print
+                    ) -> Callable[[AdapterVersion], Any] | None:
+    """The `merge` step of `Registry.promote` when `server.serve_merged` is on, else None. A
+    merge that fails is reported and skipped: the adapter is then served hot-loaded."""
+    if not settings.server.serve_merged:
+        return None
+    from assistant import models
+
+    def merge(item: AdapterVersion) -> None:
+        try:
+            merge_adapter(item.path, models.resolve(item.base_model, settings.paths), progress)
+        except Exception as exc:  # an optimisation only: never block a promotion
+            progress(f"warning: could not merge {item.name} into its base ({type(exc).__name__}: {exc}); "
+                     "it is served hot-loaded")
+
+    return merge

@@ -157,6 +157,7 @@ class TrainSettings:
     grpo: dict[str, Any]
     lora: dict[str, Any]
     continue_from_current: bool = True
+    stop_at_fence: bool = True
     launcher: LauncherSettings = field(default_factory=LauncherSettings)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -192,6 +193,7 @@ def load_train_settings(section: TrainSection | None = None, profile: str | None
         grpo=dict(merged.get("grpo") or {}),
         lora=dict(merged.get("lora") or {}),
         continue_from_current=bool(merged.get("continue_from_current", True)),
+        stop_at_fence=bool(merged.get("stop_at_fence", True)),
         launcher=_build(LauncherSettings, merged.get("launcher"), "launcher"),
         raw=merged,
     )

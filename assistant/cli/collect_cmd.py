@@ -11,6 +11,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from assistant.cli.common import sigterm_as_interrupt
 from assistant.cli.trajectories_cmd import print_stats
 from assistant.collect import collect
 from assistant.console import positive_int
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     samples = args.samples or section.samples
     concurrency = args.concurrency or section.concurrency
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
-    with session_run(settings, f"collect {client.display_name}", args.json) as (sandbox, store, on_plan, on_session):
+    with session_run(settings, f"collect {client.display_name}", args.json) as (sandbox, store, on_plan, on_session), \
+            sigterm_as_interrupt():
         report = collect(problems, client, sandbox, store, loop, samples=samples,
                          concurrency=concurrency, abort_after=section.abort_after_errors,
                          full_horizon=args.full_horizon,

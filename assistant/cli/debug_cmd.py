@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant import feedback
-from assistant.cli.common import TurnPrinter, session_json
+from assistant.cli.common import add_output_flags, printer, session_json, sigterm_as_interrupt
 from assistant.console import positive_int
 from assistant.debug import apply_fix, best_turn, debug_problem, project_root, unified_diff
 from assistant.recorder import record
@@ -30,8 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--turns", type=positive_int, help="most turns (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
     parser.add_argument("--apply", action="store_true", help="write the fix to FILE (a backup is kept)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("-v", "--verbose", action="store_true", help="stream replies and show feedback")
+    add_output_flags(parser)
     parser.set_defaults(func=run)
 
 
@@ -54,11 +53,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         say(f"{problem.target_file} in {problem.project_dir}: {sum(t.passed for t in before.tests)}"
             f"/{len(before.tests)} tests pass now")
         client = open_client(settings, args.model, progress=None if args.json else to_stderr)
-        with open_store(settings) as store:
-            session = record(Session(problem, client, sandbox, loop, source="debug",
-                                     stream=args.verbose and not args.json), store)
-            if not args.json:
-                session.subscribe(TurnPrinter(loop.turns, 0, 0, verbose=args.verbose))
+        live = printer(args, loop.turns, 0, 0)
+        with open_store(settings) as store, sigterm_as_interrupt():
+            session = record(Session(problem, client, sandbox, loop, source="debug", stream=live is not None), store)
+            if live is not None:
+                session.subscribe(live)
             session.run()
     finally:
         sandbox.close()

@@ -37,14 +37,14 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         print(f"stopped {info.model} at {info.url}" if info else "no server was running")
         return 0
     if args.detach:
-        info = server.ensure(section, paths, model)
+        info = server.ensure(section, paths, model, merged=True)
         print(f"serving {info.model} at {info.api_base} (pid {info.pid})")
         return 0
     existing = server.running(paths)
     if existing is not None:
         print(f"a server for {existing.model} already runs at {existing.url} (pid {existing.pid})")
         return 0
-    info, proc = server.start(section, paths, model)
+    info, proc = server.start(section, paths, model, merged=True)
     print(f"serving {info.model} at {info.api_base}; Ctrl-C to stop")
 
     def _terminate(signum: int, frame: Any) -> None:

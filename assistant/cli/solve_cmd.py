@@ -10,7 +10,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from assistant.cli.common import TurnPrinter, session_json
+from assistant.cli.common import add_output_flags, printer, session_json, sigterm_as_interrupt
 from assistant.console import positive_int
 from assistant.problem_loader import load_problem
 from assistant.recorder import record
@@ -27,8 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("problem", metavar="PROBLEM", help="a problem file (FILE or FILE#ID) or HumanEval/N")
     parser.add_argument("--turns", type=positive_int, help="most turns (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of live output")
-    parser.add_argument("-v", "--verbose", action="store_true", help="stream replies and show feedback")
+    add_output_flags(parser)
     parser.set_defaults(func=run)
 
 
@@ -37,15 +36,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     loop = settings.loop.with_turns(args.turns)
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
     sandbox = open_sandbox(settings)
+    live = printer(args, loop.turns, len(problem.public_tests), len(problem.hidden_tests))
     try:
-        with open_store(settings) as store:
-            session = record(Session(problem, client, sandbox, loop, source="cli",
-                                     stream=args.verbose and not args.json), store)
+        with open_store(settings) as store, sigterm_as_interrupt():
+            session = record(Session(problem, client, sandbox, loop, source="cli", stream=live is not None), store)
             if not args.json:
                 print(f"{problem.id}: {problem.title} · {problem.kind} · model {client.display_name}"
                       f" · up to {loop.turns} turns")
-                session.subscribe(TurnPrinter(loop.turns, len(problem.public_tests),
-                                              len(problem.hidden_tests), verbose=args.verbose))
+            if live is not None:
+                session.subscribe(live)
             status = session.run()
     finally:
         sandbox.close()

@@ -7,6 +7,7 @@ alone prints the help instead)."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -33,9 +34,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     services = Services(settings, getattr(args, "model", None))
     loop = settings.loop.with_turns(getattr(args, "turns", None))
     app = CobaltApp(services, loop, problem=getattr(args, "problem", None))
+    # SIGTERM/SIGHUP (a closed terminal, `timeout`): stop the loop as ctrl+c in the app does
+    previous = {sig: signal.signal(sig, lambda *_: app.call_later(app.stop_and_exit))
+                for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         code = app.run()
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         try:
             services.close()
         except Exception as exc:  # the session is stored already; do not end on a traceback

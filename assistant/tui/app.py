@@ -385,6 +385,10 @@ class CobaltApp(App[int]):
             return
         self.exit(0)
 
+    def stop_and_exit(self) -> None:
+        """SIGTERM: stop a running loop (its session ends as interrupted), then quit."""
+        self._quit_answer(True)
+
     def _quit_answer(self, yes: bool | None) -> None:
         if not yes:
             return

@@ -175,6 +175,7 @@ class SolveController:
         elapsed = time.monotonic() - self._turn_clock
         if chunks and elapsed > 0.2:
             self.status.tokens_per_s = self._chunks / elapsed
+            self.status.tokens, self.status.elapsed_s = self._chunks, elapsed
         return "".join(chunks)
 
     def _session(self, client: Any, sandbox: Any) -> Session:
@@ -274,6 +275,7 @@ class SolveController:
             self.pending = None
             if event.turn.author == "model" and event.turn.latency_s > 0 and event.turn.tokens:
                 s.tokens_per_s = event.turn.tokens / event.turn.latency_s
+                s.tokens, s.elapsed_s = event.turn.tokens, event.turn.latency_s
             s.turn = len(self.turns)
             s.phase = "stopping" if self.stopping else ("generating" if self.busy == "loop" else s.phase)
         elif isinstance(event, SessionEnded):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from assistant.llm import figures
 from assistant.problems import Problem
 from assistant.trajectory import Turn
 from sandbox.api import RunResult, TestCase, TestResult
@@ -122,6 +123,8 @@ class StatusInfo:
     adapter: str | None = None
     server: str = "not started"
     tokens_per_s: float | None = None
+    tokens: int | None = None  # of the turn in flight (or the last one)
+    elapsed_s: float | None = None
     turn: int = 0
     turns: int = 4
     phase: str = "idle"
@@ -130,12 +133,14 @@ class StatusInfo:
 def status_line(info: StatusInfo) -> Text:
     server_style = {"ready": "green", "error": "red"}.get(info.server.split(":")[0], "yellow")
     phase_style = {"idle": "dim", "passed": "green", "unsolved": "yellow"}.get(info.phase, "cyan")
-    tps = "-" if info.tokens_per_s is None else f"{info.tokens_per_s:.1f}"
+    tps = ("-" if info.tokens_per_s is None else f"{info.tokens_per_s:.1f}") + " tok/s"
+    if info.tokens is not None and info.elapsed_s is not None:
+        tps = figures(info.tokens, info.elapsed_s)
     return Text.assemble(
         ("model ", "dim"), (info.model, "bold"),
         (" · adapter ", "dim"), info.adapter or "base",
         (" · server ", "dim"), (info.server, server_style),
-        (" · ", "dim"), tps, (" tok/s", "dim"),
+        (" · ", "dim"), tps,
         (" · turn ", "dim"), f"{info.turn}/{info.turns}",
         (" · ", "dim"), (info.phase, phase_style),
     )

@@ -25,7 +25,7 @@ class ScriptedClient(ChatClient):
 
 
 def answer(program: str, words: str = "Here is my solution.") -> str:
-    return f"{words}\n\n```python\n{program.strip()}\n```\n"
+    return f"{words}\n\n```python\n{program.strip()}\n```"  # as the fence stop leaves it
 
 
 WRONG_SUM = "a, b = map(int, input().split())\nprint(a - b)"

@@ -1,5 +1,7 @@
 """extract: the last fenced python block of the answer part, or None."""
 
+import pytest
+
 from assistant import extract
 
 
@@ -38,3 +40,37 @@ def test_normalise_ignores_whitespace_only() -> None:
     assert extract.normalise("x=1\n\n  print( x )\n") == extract.normalise("x=1\nprint( x )")
     assert extract.normalise("x = 1") != extract.normalise("x = 2")
     assert extract.blocks("```Python\nA\n```")[0] == ("python", "A\n")
+
+
+# --- where a reply's answer is complete (the fence stop) ------------------------------
+
+FULL_REPLIES = [
+    "We add the numbers.\n\n```python\na, b = map(int, input().split())\nprint(a + b)\n```\n\n"
+    "### Explanation\nThe program reads two numbers and prints their sum.",
+    "Example input:\n```\n1 2\n```\nSo:\n```python\nprint(sum(map(int, input().split())))\n```\nDone.",
+    "<think>\n```python\nprint(0)\n```\n</think>\nAnswer:\n```py\nprint(1)\n```\nThat is all.",
+    "```python\ns = '```'\ndoc = '''\n  text ``` inside\n'''\nprint(s)\n```\nTrailing words.",
+]
+
+
+@pytest.mark.parametrize("reply", FULL_REPLIES)
+def test_a_reply_cut_at_the_closing_fence_gives_the_same_program(reply: str) -> None:
+    cut = extract.cut_at_answer(reply)
+    assert cut.endswith("```") and len(cut) < len(reply)
+    assert extract.code(cut) == extract.code(reply) is not None
+    # every prefix of the reply before the cut is still open
+    assert all(extract.answer_end(reply[:n]) is None for n in range(len(cut)))
+    assert extract.answer_end(cut) == len(cut)
+
+
+@pytest.mark.parametrize("prefix", [
+    "```python\nx = '```'\n",                       # a fence inside a string is no fence
+    "Input:\n```\n1 2\n",                            # an untagged ``` line opens a block
+    "Input:\n```\n1 2\n```\nNow the code:\n```python\nprint(1)\n",  # untagged block closed, python open
+    "```python\n\n```",                              # an empty block is not the answer
+    "<think>\n```python\nprint(1)\n```\n",           # still thinking
+    "```text\nhello\n```\n",                         # another language
+])
+def test_the_stop_does_not_cut_an_open_answer(prefix: str) -> None:
+    assert extract.answer_end(prefix) is None
+    assert extract.cut_at_answer(prefix) == prefix

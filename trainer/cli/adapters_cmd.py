@@ -48,6 +48,8 @@ def _hotload(paths: PathsSettings, item: Any) -> str:
     info = server.running(paths)
     if info is None or item is None or info.model != served_base_name(item.base_model):
         return ""
+    if info.merged:
+        return f"; the server serves {info.merged} merged: restart it (`cobalt serve --stop`) to serve this one"
     if item.name not in server.served_models(info.api_base):
         server.load_adapter(info.api_base, item.name, item.path)
     return f"; loaded into the server at {info.api_base}"
@@ -77,9 +79,9 @@ def list_cmd(args: argparse.Namespace, config: Settings) -> int:
 
 
 def promote_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.registry import Registry
+    from trainer.registry import Registry, merge_into_base
 
-    item = Registry.open(config.paths).promote(_version(args.version), args.reason)
+    item = Registry.open(config.paths).promote(_version(args.version), args.reason, merge=merge_into_base(config))
     print(f"v{item.version} ({item.name}) is now the current adapter of {item.base_model}{_hotload(config.paths, item)}")
     return 0
 

@@ -1,0 +1,93 @@
+"""Turn latency on a real vLLM server: the fence stop ends a real stream where SmolLM2 would
+go on explaining (and the server stops generating), n-gram speculative decoding runs and is
+counted, and a server that refuses speculative decoding is started again without it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterator
+
+import pytest
+
+from assistant import extract, models, server
+from assistant.bench_turn import metric
+from assistant.llm import ChatClient
+from tests.conftest import free_port
+
+pytestmark = [pytest.mark.server]
+
+# SmolLM2 (greedy) answers this with one ```python block and then explains it at length.
+PROMPT = [{"role": "user", "content": "Write a Python function that adds two numbers, in a ```python code block, "
+                                      "then explain it in detail."}]
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator[server.ServerInfo]:
+    from assistant.settings import PathsSettings
+
+    if not models.is_prepared("smollm2", test_config.paths):
+        models.prepare("smollm2", test_config.paths)
+    paths = PathsSettings(data_dir=tmp_path_factory.mktemp("smol-server-home"), cache_dir=test_config.paths.cache_dir)
+    info, proc = server.start(test_config.server, paths, "smollm2", port=free_port(), progress=lambda _: None)
+    try:
+        yield info
+    finally:
+        server.stop_process(proc)
+
+
+def test_the_stream_ends_at_the_closing_fence_on_a_real_server(smol: server.ServerInfo) -> None:
+    client = ChatClient("hosted_vllm/smollm2", api_base=smol.api_base, max_tokens=110, retries=0, timeout_s=300)
+    client.stop_at_fence = False
+    full = client.chat(PROMPT, temperature=0.0)
+    cut_end = extract.answer_end(full.text)
+    assert cut_end is not None and len(full.text) > cut_end + 20  # the model goes on after its code
+
+    client.stop_at_fence = True
+    before = metric(smol.api_base, "vllm:generation_tokens_total")
+    streamed: list[str] = []
+    stopped = client.chat(PROMPT, temperature=0.0, on_token=streamed.append)
+    assert stopped.finish_reason == "fence" and "".join(streamed) == stopped.text
+    assert stopped.text == full.text[:cut_end] and extract.code(stopped.text) == extract.code(full.text)
+    assert stopped.completion_tokens < full.completion_tokens
+    deadline = time.monotonic() + 30  # the server aborts the request once it sees the closed stream
+    while metric(smol.api_base, "vllm:num_requests_running") > 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    generated = metric(smol.api_base, "vllm:generation_tokens_total") - before
+    assert generated < full.completion_tokens  # the server stopped too, not only the client
+
+
+def test_ngram_speculative_decoding_runs_and_is_counted(smol: server.ServerInfo) -> None:
+    assert smol.speculative
+    client = ChatClient("hosted_vllm/smollm2", api_base=smol.api_base, max_tokens=40, retries=0, timeout_s=300)
+    client.chat([{"role": "user", "content": "Repeat exactly: one two three four five one two three four five"}],
+                temperature=0.0)
+    assert metric(smol.api_base, "vllm:spec_decode_num_drafts_total") > 0
+    assert metric(smol.api_base, "vllm:spec_decode_num_accepted_tokens_total") > 0
+
+
+def test_a_server_refusing_speculative_decoding_starts_without_it(home_config: Any) -> None:
+    refused = home_config.server.speculative.model_copy(update={"method": "no-such-proposer"})
+    section = home_config.server.model_copy(update={"speculative": refused})
+    lines: list[str] = []
+    info, proc = server.start(section, home_config.paths, "tiny", port=free_port(), progress=lines.append)
+    try:
+        assert not info.speculative
+        assert any("without" in line for line in lines)
+        client = ChatClient("hosted_vllm/tiny", api_base=info.api_base, max_tokens=8, retries=0, timeout_s=120)
+        assert client.chat([{"role": "user", "content": "hi"}]).completion_tokens > 0
+    finally:
+        server.stop_process(proc)
+
+
+def test_the_options_can_be_switched_off(test_config: Any) -> None:
+    from pathlib import Path
+
+    on, env = server.command(Path("/m"), "m", test_config.server, 1)
+    assert "--speculative-config" in on and "--enable-prefix-caching" in on
+    section = test_config.server.model_copy(update={
+        "speculative": test_config.server.speculative.model_copy(update={"enabled": False}),
+        "prefix_caching": False, "preload": []})
+    off, env_off = server.command(Path("/m"), "m", section, 1)
+    assert "--speculative-config" not in off and "--no-enable-prefix-caching" in off
+    assert server.server_options.variants(section) == [False]
+    assert "libtcmalloc" not in env_off.get("LD_PRELOAD", "")

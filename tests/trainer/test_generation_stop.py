@@ -1,0 +1,59 @@
+"""The fence stop in transformers generation (GRPO completions): the tiny model is forced to
+write scripted text token by token (a logits processor), and generation with the stop ends
+each row at its closing fence, as the server does, leaving open answers alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from assistant import extract, models
+from trainer.fence_stop import stop_generation_at_fence
+
+ANSWER = "Add them.\n```python\nprint(sum(map(int, input().split())))\n```\n\nThis reads two numbers and more words"
+OPEN = "Input:\n```\n1 2\n```\nThe code:\n```python\nx = '```'\nprint(x)\nprint(x)\nprint(x)\nprint(x)\n"
+
+
+class Forced:
+    """A LogitsProcessor that makes row i write `texts[i]` (then EOS)."""
+
+    def __init__(self, tok: Any, texts: list[str], prompt_length: int) -> None:
+        self.ids = [tok(t, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for t in texts]
+        self.prompt_length = prompt_length
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        step = input_ids.shape[1] - self.prompt_length
+        forced = scores.new_full(scores.shape, float("-inf"))
+        for row, ids in enumerate(self.ids):
+            forced[row, ids[min(step, len(ids) - 1)]] = 0.0
+        return forced
+
+
+@pytest.fixture(scope="module")
+def tiny(test_config: Any) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not models.is_prepared("tiny", test_config.paths):
+        models.prepare("tiny", test_config.paths)
+    path = models.resolve("tiny", test_config.paths)
+    return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+
+
+def test_generation_stops_each_row_at_its_closing_fence(tiny: tuple[Any, Any]) -> None:
+    from transformers import LogitsProcessorList
+
+    model, tok = tiny
+    stop_generation_at_fence(model, tok)
+    prompt = tok(["hello", "hello"], return_tensors="pt")
+    width = prompt["input_ids"].shape[1]
+    forced = Forced(tok, [ANSWER, OPEN], width)
+    budget = max(len(ids) for ids in forced.ids) - 1
+    out = model.generate(**prompt, max_new_tokens=budget, do_sample=False,
+                         logits_processor=LogitsProcessorList([forced]), pad_token_id=tok.eos_token_id)
+    answer, still_open = (tok.decode(row[width:], skip_special_tokens=True) for row in out)
+    assert answer.rstrip() == extract.cut_at_answer(ANSWER)  # cut at the fence (the token may carry a newline)
+    assert extract.code(answer) == extract.code(ANSWER) is not None
+    tail = out[0, width + len(tok(answer, add_special_tokens=False)["input_ids"]):]
+    assert tail.numel() > 0 and bool((tail == tok.eos_token_id).all())  # EOS after the stop: TRL masks it
+    assert still_open.startswith(OPEN[:len(still_open)]) and len(still_open) > len(OPEN) - 8  # ran to the budget

@@ -1,0 +1,65 @@
+"""The fence stop for transformers generation (GRPO completions, rollouts): the same rule as
+serving (`assistant.extract.answer_end`), so a training completion ends where a served reply
+ends, at the closing fence of its python block.
+
+`FenceStop` is a `StoppingCriteria`; `stop_generation_at_fence(model, tokenizer)` makes a
+model's `generate` use it (TRL's GRPOTrainer calls `generate` with a GenerationConfig only,
+and GenerationConfig's `stop_strings` would also stop at an *opening* fence and needs a
+tokenizer TRL does not pass). Positions after a stopped row become EOS, so TRL's completion
+mask ends there, as the server's reply does. This module does not score or train.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from assistant.extract import answer_end
+
+
+class FenceStop:
+    """Stops each row whose generated text (after `prompt_length`) holds a complete answer."""
+
+    def __init__(self, tokenizer: Any, prompt_length: int) -> None:
+        self.tokenizer, self.prompt_length = tokenizer, prompt_length
+        self.stopped_at: dict[int, int] = {}  # row -> sequence length when it stopped
+
+    def __call__(self, input_ids: Any, scores: Any = None, **_: Any) -> Any:
+        import torch
+
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        for row in range(input_ids.shape[0]):
+            if row in self.stopped_at:
+                done[row] = True
+                continue
+            if "`" not in self.tokenizer.decode(input_ids[row, -1:]):
+                continue  # a closing fence ends with a backtick
+            text = self.tokenizer.decode(input_ids[row, self.prompt_length:], skip_special_tokens=True)
+            if answer_end(text) is not None:
+                self.stopped_at[row] = int(input_ids.shape[1])
+                done[row] = True
+        return done
+
+
+def generate_with_fence_stop(generate: Any, tokenizer: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call `generate` with a FenceStop added; stopped rows are EOS after their stop."""
+    from transformers import StoppingCriteriaList
+
+    input_ids = kwargs.get("input_ids", args[0] if args else None)
+    stop = FenceStop(tokenizer, int(input_ids.shape[1]))
+    criteria = StoppingCriteriaList(list(kwargs.pop("stopping_criteria", None) or []) + [stop])
+    output = generate(*args, stopping_criteria=criteria, **kwargs)
+    sequences = output if hasattr(output, "shape") else output.sequences
+    eos = tokenizer.eos_token_id
+    for row, length in stop.stopped_at.items():
+        if eos is not None and length < sequences.shape[1]:
+            sequences[row, length:] = eos
+    return output
+
+
+def stop_generation_at_fence(model: Any, tokenizer: Any) -> Any:
+    """Make `model.generate` stop each row at its closing fence (returns the model)."""
+    if not getattr(model, "_cobalt_fence_stop", False):
+        model.generate = functools.partial(generate_with_fence_stop, model.generate, tokenizer)
+        model._cobalt_fence_stop = True
+    return model
