@@ -16,7 +16,6 @@ import argparse
 import dataclasses
 import json
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,8 +112,7 @@ def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings)
         print(f"report: {report_path}\nplot:   {plot_path}")
     if report.aborted or report.missing:
         why = report.aborted or f"{len(report.missing)} session(s) did not finish"
-        print(f"cobalt: error: the evaluation is incomplete ({why}); rerun it to finish", file=sys.stderr)
-        return 1
+        raise UserError(f"the evaluation is incomplete ({why}); rerun it to finish")
     return 0
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,8 +81,7 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
     path = report.save(out / "report.json")
     print(json.dumps(report.to_dict()) if args.json else f"{table(report)}\n\nreport: {path}")
     if report.aborted:
-        print(f"cobalt: error: the repair benchmark was aborted ({report.aborted})", file=sys.stderr)
-        return 1
+        raise UserError(f"the repair benchmark was aborted ({report.aborted})")
     return 0
 
 

@@ -174,3 +174,8 @@ def test_eval_command_writes_report_and_plot(cobalt_home: Path, tmp_path: Path, 
     assert main(["eval", "-b", str(path), "--split", "test", "--limit", "1", "--out", str(tmp_path / "v")]) == 0
     assert main(["eval", "--benchmark", str(tmp_path / "missing.yaml")]) == 1
     assert "no such problem file" in capsys.readouterr().err
+    down = Behaving(always_right, fail_on="inc")
+    monkeypatch.setattr("assistant.connect.resolve_client", lambda cfg, model=None, **kw: down)
+    assert main([*argv[:-4], "--out", str(tmp_path / "down")]) == 1  # the report is written, the exit says why
+    assert (tmp_path / "down" / "report.json").exists()
+    assert "cobalt: error: the evaluation is incomplete (1 session(s) did not finish)" in capsys.readouterr().err
