@@ -84,7 +84,7 @@ def membership(problems: list[Problem], rule: Rule) -> dict[str, str]:
     ids = split_ids([p.id for p in problems], rule)
     which = {i: name for name in ("test", "val", "train") for i in ids[name]}
     whole = humaneval_splits(rule)
-    which.update({p.id: whole[p.id] for p in problems if p.source == "humaneval" and p.id in whole})
+    which.update({p.id: whole[p.id] for p in problems if getattr(p, "source", None) == "humaneval" and p.id in whole})
     return which
 
 
