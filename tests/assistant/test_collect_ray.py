@@ -1,0 +1,79 @@
+"""`collect` over `sandbox.backend: ray` on a real two-node Ray cluster on this machine (each
+node with its own warm Docker pool): sessions run on both nodes, and with one node killed
+mid-run every session still ends with the outcome it has without the kill; no job of the
+dead node is scored as a program failure or lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from assistant.collect import collect
+from assistant.problem_loader import load_problems
+from assistant.settings import LoopSettings
+from assistant.store import Store
+from sandbox import Sandbox
+from test_collect import OracleClient
+from tests.sandbox.ray_cluster import RESOURCE, LocalRayCluster
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.fixture
+def cluster():
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cobalt[cluster]'")
+    nodes = LocalRayCluster()
+    try:
+        nodes.add_node(head=True)
+        nodes.wait_nodes(1)
+        nodes.add_node()
+        nodes.wait_nodes(2)
+        yield nodes
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        nodes.stop()
+
+
+def _head_node_id() -> str:
+    import ray
+
+    return next(n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("node:__internal_head__"))
+
+
+def test_collect_on_two_nodes_survives_a_node_killed_mid_run(cobalt_home: Path, cluster: LocalRayCluster) -> None:
+    section = {"backend": "ray", "pool_size": 1, "limits": {"timeout_s": 5.0},
+               "ray": {"address": cluster.address, "resource": RESOURCE, "in_flight": 2}}
+    problems = load_problems("humaneval:6")  # the oracle is wrong on the first turn of problems 1, 3, 5
+    with Sandbox.from_config(section) as box, Store.open() as store:
+        backend = box.backend
+        victim_node, victim_pid = next((n, pid) for n, pid in backend.workers().items() if n != _head_node_id())
+        killed = threading.Event()
+
+        def kill_when_busy() -> None:
+            deadline = time.monotonic() + 120
+            while backend.jobs_by_node[victim_node] < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            cluster.kill(1)
+            try:
+                os.kill(victim_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            killed.set()
+
+        killer = threading.Thread(target=kill_when_busy, daemon=True)
+        killer.start()
+        report = collect(problems, OracleClient(0.3), box, store, LoopSettings(turns=3), samples=2, concurrency=4)
+        killer.join(timeout=120)
+        assert killed.is_set()
+        assert victim_node not in backend.workers()
+        by_node = dict(backend.jobs_by_node)
+        sessions = store.sessions(source="collect", with_turns=True)
+    assert len(by_node) == 2 and all(count > 0 for count in by_node.values()), by_node
+    assert (report.planned, dict(report.statuses)) == (12, {"passed": 12})
+    assert sorted(len(s.turns) for s in sessions) == [1] * 6 + [2] * 6  # no extra turn after a lost job
