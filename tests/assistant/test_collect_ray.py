@@ -5,10 +5,6 @@ dead node is scored as a program failure or lost."""
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -19,31 +15,16 @@ from assistant.settings import LoopSettings
 from assistant.store import Store
 from sandbox import Sandbox
 from test_collect import OracleClient
-from tests.sandbox.ray_cluster import RESOURCE, LocalRayCluster
+from tests.sandbox.ray_cluster import RESOURCE, LocalRayCluster, head_node_id, kill_when_busy, two_nodes
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 @pytest.fixture
 def cluster():
-    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cobalt[cluster]'")
-    nodes = LocalRayCluster()
-    try:
-        nodes.add_node(head=True)
-        nodes.wait_nodes(1)
-        nodes.add_node()
-        nodes.wait_nodes(2)
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'cobalt[cluster]'")
+    with two_nodes() as nodes:
         yield nodes
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        nodes.stop()
-
-
-def _head_node_id() -> str:
-    import ray
-
-    return next(n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("node:__internal_head__"))
 
 
 def test_collect_on_two_nodes_survives_a_node_killed_mid_run(cobalt_home: Path, cluster: LocalRayCluster) -> None:
@@ -52,25 +33,10 @@ def test_collect_on_two_nodes_survives_a_node_killed_mid_run(cobalt_home: Path, 
     problems = load_problems("humaneval:6")  # the oracle is wrong on the first turn of problems 1, 3, 5
     with Sandbox.from_config(section) as box, Store.open() as store:
         backend = box.backend
-        victim_node, victim_pid = next((n, pid) for n, pid in backend.workers().items() if n != _head_node_id())
-        killed = threading.Event()
-
-        def kill_when_busy() -> None:
-            deadline = time.monotonic() + 120
-            while backend.jobs_by_node[victim_node] < 1 and time.monotonic() < deadline:
-                time.sleep(0.02)
-            cluster.kill(1)
-            try:
-                os.kill(victim_pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            killed.set()
-
-        killer = threading.Thread(target=kill_when_busy, daemon=True)
-        killer.start()
+        victim_node, victim_pid = next((n, pid) for n, pid in backend.workers().items() if n != head_node_id())
+        killed = kill_when_busy(cluster, backend, victim_node, victim_pid)
         report = collect(problems, OracleClient(0.3), box, store, LoopSettings(turns=3), samples=2, concurrency=4)
-        killer.join(timeout=120)
-        assert killed.is_set()
+        assert killed.wait(timeout=120)
         assert victim_node not in backend.workers()
         by_node = dict(backend.jobs_by_node)
         sessions = store.sessions(source="collect", with_turns=True)

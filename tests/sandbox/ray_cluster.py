@@ -8,6 +8,7 @@ machine-wide `ray stop`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,8 +17,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any, Iterator
 
 RAY = str(Path(sys.executable).with_name("ray"))
 RESOURCE = "cobalt_sandbox_test"
@@ -139,3 +142,48 @@ class LocalRayCluster:
             os.environ.pop("RAY_AUTH_MODE", None)
         else:
             os.environ["RAY_AUTH_MODE"] = self._auth_mode
+
+
+@contextlib.contextmanager
+def two_nodes() -> Iterator[LocalRayCluster]:
+    """A head and one joined node, torn down (and the driver disconnected) on exit."""
+    import ray
+
+    nodes = LocalRayCluster()
+    try:
+        nodes.add_node(head=True)
+        nodes.wait_nodes(1)
+        nodes.add_node()
+        nodes.wait_nodes(2)
+        yield nodes
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        nodes.stop()
+
+
+def head_node_id() -> str:
+    """The Ray node id of the live head node (the driver must be connected)."""
+    import ray
+
+    return next(n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("node:__internal_head__"))
+
+
+def kill_when_busy(cluster: LocalRayCluster, backend: Any, node: str, pid: int) -> threading.Event:
+    """Once `node` has taken a job, kill the joined node (its `ray start` process group) and
+    its sandbox worker `pid`, wherever Ray put that process; the event is set when done."""
+    killed = threading.Event()
+
+    def run() -> None:
+        deadline = time.monotonic() + 120
+        while backend.jobs_by_node[node] < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        cluster.kill(1)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        killed.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    return killed

@@ -5,37 +5,24 @@ mid-batch costs no result and scores no program as failed."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
 from sandbox import Job, Sandbox, SandboxError, TestCase
 from sandbox.bench import make_jobs
 
-from ray_cluster import RESOURCE, LocalRayCluster
+from ray_cluster import RESOURCE, LocalRayCluster, head_node_id, kill_when_busy, two_nodes
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cobalt[cluster]'")
-    nodes = LocalRayCluster()
-    try:
-        nodes.add_node(head=True)
-        nodes.wait_nodes(1)
-        nodes.add_node()
-        nodes.wait_nodes(2)
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'cobalt[cluster]'")
+    with two_nodes() as nodes:
         yield nodes
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        nodes.stop()
 
 
 def _sandbox(cluster: LocalRayCluster) -> Sandbox:
@@ -85,37 +72,16 @@ def test_node_killed_mid_batch_loses_no_result(cluster):
     jobs = _slow_jobs(14)
     with _sandbox(cluster) as box:
         backend = box.backend
-        victim_node, victim_pid = next((n, pid) for n, pid in backend.workers().items() if n != _head_node_id())
-        killed = threading.Event()
-
-        def kill_when_busy() -> None:
-            deadline = time.monotonic() + 60
-            while backend.jobs_by_node[victim_node] < 1 and time.monotonic() < deadline:
-                time.sleep(0.02)
-            cluster.kill(1)  # the joined node: `ray start`, its raylet and their process group ...
-            try:
-                os.kill(victim_pid, signal.SIGKILL)  # ... and its sandbox worker, wherever Ray put its process
-            except ProcessLookupError:
-                pass
-            killed.set()
-
-        killer = threading.Thread(target=kill_when_busy, daemon=True)
-        killer.start()
+        victim_node, victim_pid = next((n, pid) for n, pid in backend.workers().items() if n != head_node_id())
+        killed = kill_when_busy(cluster, backend, victim_node, victim_pid)
         results = box.run_many(jobs)
-        killer.join(timeout=60)
-        assert killed.is_set()
+        assert killed.wait(timeout=60)
         assert backend.resubmitted >= 1  # jobs were in flight on the killed node and ran elsewhere
         assert victim_node not in backend.workers()
         assert backend.jobs_by_node[victim_node] >= 1
     assert len(results) == len(jobs)
     assert [r.sandbox_error for r in results] == [None] * len(jobs)
     assert all(r.all_passed for r in results), [r.to_dict() for r in results if not r.all_passed]
-
-
-def _head_node_id() -> str:
-    import ray
-
-    return next(n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("node:__internal_head__"))
 
 
 def test_sandbox_package_does_not_import_ray():
