@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from assistant.llm import figures
 from assistant.problems import Problem
 from assistant.trajectory import Turn
 from sandbox.api import RunResult, TestCase, TestResult
@@ -135,7 +134,8 @@ def status_line(info: StatusInfo) -> Text:
     phase_style = {"idle": "dim", "passed": "green", "unsolved": "yellow"}.get(info.phase, "cyan")
     tps = ("-" if info.tokens_per_s is None else f"{info.tokens_per_s:.1f}") + " tok/s"
     if info.tokens is not None and info.elapsed_s is not None:
-        tps = figures(info.tokens, info.elapsed_s)
+        rate = info.tokens / info.elapsed_s if info.elapsed_s > 0 else 0.0  # the CLI's live figures,
+        tps = f"{info.tokens} tok @ {rate:.1f}/s, {info.elapsed_s:.0f} s"  # compact: the bar fits 100 columns
     return Text.assemble(
         ("model ", "dim"), (info.model, "bold"),
         (" · adapter ", "dim"), info.adapter or "base",

@@ -34,7 +34,8 @@ async def reach(state: str, pilot: Any, app: Any) -> None:
         await pilot.pause(0.3)
     elif state != "empty":
         await idle(pilot, app)
-    app.controller.status.tokens_per_s = 12.5 if state != "empty" else None  # timing-free pixels
+    status = app.controller.status  # timing-free pixels: the live figures are pinned
+    status.tokens, status.elapsed_s, status.tokens_per_s = (25, 2.0, 12.5) if state != "empty" else (None, None, None)
     app.paint_status()
     await settle(pilot, app, reply=state != "empty")
 

@@ -54,7 +54,7 @@ def test_status_line_names_everything() -> None:
     assert views.status_line(info).plain == ("model qwen-coder · adapter qwen-coder-v3 · server ready · "
                                              "8.5 tok/s · turn 2/4 · generating")
     info.tokens, info.elapsed_s = 120, 24.2  # the turn in flight: the CLI's live figures
-    assert "· 120 tokens · 5.0 tok/s · 24 s · turn 2/4" in views.status_line(info).plain
+    assert "· 120 tok @ 5.0/s, 24 s · turn 2/4" in views.status_line(info).plain
 
 
 def test_unified_diff() -> None:
