@@ -1,6 +1,6 @@
 """`cobalt bench turn`: what a graded turn costs, with each latency change on and off side
 by side in one run (issue 13). Changes: `fence` (end the reply at its closing fence),
-`code` (the code-first prompt, `--prompt-on`, instead of `--prompt-off`), `spec` (n-gram
+`prompt` (the configured prompt style, `--prompt-on`, instead of the paper's, `--prompt-off`), `spec` (n-gram
 speculative decoding), `prefix` (prefix caching), `preload` (tcmalloc and Intel OpenMP in
 LD_PRELOAD). Configurations: `baseline` (all off), `all` (all on) and `no-<change>` (all on
 but one).
@@ -34,7 +34,7 @@ from assistant.session import Session, TokenStreamed, TurnFinished, TurnStarted
 if TYPE_CHECKING:
     from assistant.settings import LoopSettings, ServerSettings, Settings
 
-CLIENT_CHANGES = ("fence", "code")  # changes of the client and the loop: one server serves both sides
+CLIENT_CHANGES = ("fence", "prompt")  # changes of the client and the loop: one server serves both sides
 SERVER_CHANGES = ("spec", "prefix", "preload")
 CHANGES = CLIENT_CHANGES + SERVER_CHANGES
 CONFIGS: dict[str, frozenset[str]] = {"baseline": frozenset(), "all": frozenset(CHANGES),
@@ -43,7 +43,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "problems"
 METRICS = ("vllm:generation_tokens_total", "vllm:spec_decode_num_accepted_tokens_total",
            "vllm:spec_decode_num_draft_tokens_total", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
 Progress = Callable[[str], None]
-HELP = ("seconds per graded turn with each latency change (fence stop, code-first prompt, ngram, prefix cache, "
+HELP = ("seconds per graded turn with each latency change (fence stop, prompt style, ngram, prefix cache, "
         "preload) on and off")
 
 
@@ -56,10 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", type=int, default=0, help="use only the first N tasks (0: all)")
     parser.add_argument("--turns", type=int, default=2, help="most turns per session")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, paired)")
-    parser.add_argument("--prompt-on", default="code_first:code_first",
-                        help="ANSWER_FORMAT:FEEDBACK_WORDING of configs/prompts.yaml with `code` on")
+    parser.add_argument("--prompt-on", default=None,
+                        help="ANSWER_FORMAT:FEEDBACK_WORDING of configs/prompts.yaml with `prompt` on "
+                             "(default: the configured loop.answer_format:loop.feedback_wording)")
     parser.add_argument("--prompt-off", default="reason_first:default",
-                        help="ANSWER_FORMAT:FEEDBACK_WORDING with `code` off (the paper's prompt)")
+                        help="ANSWER_FORMAT:FEEDBACK_WORDING with `prompt` off (default: the paper's prompt)")
 
 
 def tasks(settings: Settings, humaneval_n: int, examples: bool, limit: int) -> list[Problem]:
@@ -143,9 +144,10 @@ def summarize(rows: list[dict[str, Any]], before: dict[str, float], after: dict[
 
 
 def loop_for(on: frozenset[str], loop: LoopSettings, args: argparse.Namespace) -> LoopSettings:
-    """The loop of one configuration: its turns, its temperature and, as `code` says, the
-    code-first prompt or the paper's."""
-    answer, _, wording = (args.prompt_on if "code" in on else args.prompt_off).partition(":")
+    """The loop of one configuration: its turns, its temperature and, as `prompt` says, the
+    `--prompt-on` style (default: the configured one) or the `--prompt-off` one."""
+    chosen = args.prompt_off if "prompt" not in on else (args.prompt_on or f"{loop.answer_format}:{loop.feedback_wording}")
+    answer, _, wording = chosen.partition(":")
     return loop.with_turns(args.turns).merged({"temperature": [args.temperature], "answer_format": answer,
                                                "feedback_wording": wording})
 
@@ -192,7 +194,8 @@ def measure(settings: Settings, args: argparse.Namespace, progress: Progress) ->
 
         raise UserError(f"unknown configuration(s) {', '.join(unknown) or '(none)'}; use {', '.join(CONFIGS)}")
     for value in (args.prompt_on, args.prompt_off):
-        check_prompt(value)
+        if value is not None:
+            check_prompt(value)
     model = args.model or settings.model.name
     models.resolve(model, settings.paths)  # one clear sentence if it is missing
     problems = tasks(settings, args.humaneval, not args.no_examples, args.tasks)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 PROMPTS_YAML = REPO_CONFIGS / "prompts.yaml"
 MARKER = "Here is the execution feedback:"
 DEFAULT_ANSWER_FORMAT = "reason_first"
-DEFAULT_FEEDBACK_WORDING = "default"
+DEFAULT_FEEDBACK_WORDING = "instruction_last"
 
 SYSTEM_PROMPT = """You are a careful Python programming assistant who helps the user solve coding problems.
 
@@ -163,5 +163,12 @@ def assistant_message(reply: str) -> Message:
 
 
 def feedback_of(content: str) -> str:
-    """The feedback text inside a feedback turn (the whole text if it has no prefix)."""
-    return content.split(MARKER, 1)[1].lstrip("\n") if MARKER in content else content
+    """The feedback text inside a feedback turn of any configured wording: after the marker,
+    without the wording's suffix (the whole text if it has no marker)."""
+    if MARKER not in content:
+        return content
+    text = content.split(MARKER, 1)[1].lstrip("\n")
+    for _prefix, suffix in feedback_wordings().values():
+        if suffix and text.endswith(suffix):
+            return text[: -len(suffix)]
+    return text

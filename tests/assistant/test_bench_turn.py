@@ -59,7 +59,7 @@ def test_summary_and_ratios() -> None:
     assert ratios == {"all": 4.0}
 
 
-def test_the_code_change_switches_the_prompt_and_shares_the_server(test_config: Any) -> None:
+def test_the_prompt_change_switches_the_style_and_shares_the_server(test_config: Any) -> None:
     import argparse
 
     from assistant import prompts
@@ -67,11 +67,15 @@ def test_the_code_change_switches_the_prompt_and_shares_the_server(test_config: 
 
     args = argparse.Namespace(turns=2, temperature=0.0, prompt_on="code_first:brief", prompt_off="reason_first:default")
     on = bench_turn.loop_for(bench_turn.CONFIGS["all"], test_config.loop, args)
-    off = bench_turn.loop_for(bench_turn.CONFIGS["no-code"], test_config.loop, args)
+    off = bench_turn.loop_for(bench_turn.CONFIGS["no-prompt"], test_config.loop, args)
+    args.prompt_on = None  # the configured style
+    configured = bench_turn.loop_for(bench_turn.CONFIGS["all"], test_config.loop, args)
+    assert (configured.answer_format, configured.feedback_wording) == (test_config.loop.answer_format,
+                                                                        test_config.loop.feedback_wording)
     assert (on.answer_format, on.feedback_wording, on.turns) == ("code_first", "brief", 2)
     assert (off.answer_format, off.feedback_wording) == ("reason_first", "default")
     assert prompts.style_for(on).first_user_content(sum_problem()) != prompts.style_for(off).first_user_content(sum_problem())
-    same = [bench_turn.server_variant(test_config.server, bench_turn.CONFIGS[n]) for n in ("all", "no-code", "no-fence")]
+    same = [bench_turn.server_variant(test_config.server, bench_turn.CONFIGS[n]) for n in ("all", "no-prompt", "no-fence")]
     assert same[0] == same[1] == same[2]
     with pytest.raises(UserError, match="--prompt-on/--prompt-off 'code_first:nope': unknown feedback wording 'nope'"):
         bench_turn.check_prompt("code_first:nope")

@@ -37,15 +37,17 @@ def test_starter_code_is_shown_once(tmp_path: Path) -> None:
 def test_build_alternates_reply_and_feedback_and_strips_thinking() -> None:
     history = [("<think>long musing</think>\nAnswer 1\n```python\nprint(1)\n```", "Input:\n1\nError:\nboom"),
                ("Answer 2", "feedback 2")]
-    messages = prompts.style().build(sum_problem(), history)
+    messages = prompts.style("reason_first", "default").build(sum_problem(), history)  # the paper's words
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert messages[2]["content"] == "Answer 1\n```python\nprint(1)\n```"
-    assert messages[3]["content"] == prompts.style().feedback_prefix + "Input:\n1\nError:\nboom"
+    assert messages[3]["content"] == prompts.style("reason_first", "default").feedback_prefix + "Input:\n1\nError:\nboom"
     assert "trace the execution of your previous code" in messages[3]["content"]
     assert "single ```python code block" in messages[3]["content"]
     assert messages[5]["content"].endswith("Here is the execution feedback:\nfeedback 2")
     assert prompts.feedback_of(messages[5]["content"]) == "feedback 2"
     assert prompts.style().build(sum_problem(), []) == prompts.style().initial_messages(sum_problem())
+    served = prompts.style().build(sum_problem(), history)  # the configured wording: feedback first, then the ask
+    assert served[3]["content"].startswith("Here is the execution feedback:\nInput:\n1\nError:\nboom\n\nFix your previous")
 
 
 def test_every_named_style_keeps_the_format_and_the_feedback_recoverable() -> None:
@@ -58,7 +60,7 @@ def test_every_named_style_keeps_the_format_and_the_feedback_recoverable() -> No
         first = style.first_user_content(add_problem())
         assert "```python code block" in first and prompts.answer_formats()[answer] in first
         turn = style.feedback_content(feedback)
-        assert prompts.feedback_of(turn).startswith(feedback)
+        assert prompts.feedback_of(turn) == feedback
         texts.add((first, turn))
     assert len(texts) == len(names)  # every pair of names is a different prompt
 

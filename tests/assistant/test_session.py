@@ -41,7 +41,7 @@ def test_wrong_then_right_stores_two_turns_exact_feedback_and_hidden_results(cob
     assert record.status == PASSED and [t.index for t in record.turns] == [0, 1]
     first, second = record.turns
     assert first.feedback == "Input:\n2 3\nProgram's Output:\n-1\nExpected Output:\n5"
-    assert first.feedback_message == prompts.style().feedback_prefix + first.feedback
+    assert first.feedback_message == prompts.style().feedback_content(first.feedback)
     assert second.feedback == feedback.ALL_PASSED
     assert (first.public_pass_rate, first.hidden_pass_rate) == (0.0, pytest.approx(1 / 3))
     assert (second.public_pass_rate, second.hidden_pass_rate) == (1.0, 1.0)
@@ -98,7 +98,7 @@ def test_a_reply_without_code_is_a_no_code_turn(cobalt_home: Path, sandbox: Any)
     assert session.run() == PASSED
     first = session.turns[0]
     assert (first.status, first.program, first.public, first.feedback) == ("no_code", None, None, feedback.NO_CODE)
-    assert client.calls[1]["messages"][-1]["content"].endswith(feedback.NO_CODE)
+    assert prompts.feedback_of(client.calls[1]["messages"][-1]["content"]) == feedback.NO_CODE
 
 
 def test_model_error_ends_the_session_and_keeps_finished_turns(cobalt_home: Path, sandbox: Any) -> None:
@@ -137,7 +137,7 @@ def test_resume_a_stored_session_and_add_a_human_turn(cobalt_home: Path, sandbox
         resumed = recorder.resume(store, session.id, client, sandbox, LoopSettings(turns=4))
         assert store.session(session.id).status == RUNNING
         assert resumed.run(max_turns=2) == UNSOLVED
-        assert client.calls[0]["messages"][-1]["content"].endswith("Expected Output:\n5")
+        assert prompts.feedback_of(client.calls[0]["messages"][-1]["content"]).endswith("Expected Output:\n5")
         human = resumed.human_turn(RIGHT_SUM)
         assert (human.author, human.passed_public, human.reply) == ("human", True, f"```python\n{RIGHT_SUM}\n```")
         resumed.finish(PASSED)

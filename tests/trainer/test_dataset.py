@@ -165,7 +165,7 @@ def test_the_dataset_is_written_in_the_loops_prompt_style(tmp_path) -> None:
     assert rows and all(r["prompt"][1]["content"] == style.first_user_content(Problem.from_dict(json.loads(r["problem"])))
                         for r in rows)
     later = [m for r in rows for m in r["prompt"][3::2]]
-    assert later and all(m["content"].startswith(style.feedback_prefix) for m in later)
+    assert later and all(m["content"] == style.feedback_content(prompts.feedback_of(m["content"])) for m in later)
 
 
 @pytest.mark.docker

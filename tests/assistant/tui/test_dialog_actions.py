@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Select, Static, TextArea
 from tui_support import DATA, RIGHT_SUM, SUM, WRONG_SUM, ScriptedClient, answer, idle, make_app, wait_for
 
-from assistant import recorder
+from assistant import prompts, recorder
 from assistant.problem_loader import load_problem
 from assistant.server import ServerError
 from assistant.session import Session
@@ -190,7 +190,7 @@ def test_browse_sessions_and_resume_one(cobalt_home: Path, sandbox: Any) -> None
     finally:
         store.close()
     assert record.status == PASSED and [t.author for t in record.turns] == ["model", "model"]
-    assert record.turns[1].messages[-1]["content"].endswith("Expected Output:\n5")  # feedback of turn 1
+    assert prompts.feedback_of(record.turns[1].messages[-1]["content"]).endswith("Expected Output:\n5")  # feedback of turn 1
 
 
 def test_no_docker_and_no_server_are_notifications(cobalt_home: Path) -> None:

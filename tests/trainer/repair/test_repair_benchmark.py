@@ -82,7 +82,8 @@ def test_feedback_against_blind_control(cobalt_home: Path, sandbox: Any) -> None
                  and "Here is the execution feedback:" in m[3]["content"])
     assert first[:2] == prompts.style().initial_messages(INC) and first[2] == {"role": "assistant",
                                                                        "content": "```python\ndef inc(x):\n    return x\n```"}
-    assert first[3]["content"].startswith(prompts.style().feedback_prefix) and "inc(1) == 2" in first[3]["content"]
+    text = prompts.feedback_of(first[3]["content"])
+    assert first[3]["content"] == prompts.style().feedback_content(text) and "inc(1) == 2" in text
     blind = [m for m in client.seen if m[-1]["content"] == reask(repair_config())]
     assert len(blind) == 4 and all(m[-1]["role"] == "user" for m in blind)
     verdicts = {(o.item, o.arm): o.verdict() for o in report.outcomes}

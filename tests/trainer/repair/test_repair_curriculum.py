@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assistant import prompts
 from assistant.settings import LoopSettings
 from assistant.splits import SplitRule, heldout_ids
 from assistant.store import Store
@@ -37,4 +38,4 @@ def test_synthetic_sessions_and_their_prompts(cobalt_home: Any, sandbox: Any) ->
     for p in partial:
         mutant = by_session[p.session_id].turns[0]
         assert p.turns[0].program == mutant.program and p.prev_best < 1.0
-        assert p.messages()[-1]["content"].endswith(mutant.feedback)
+        assert prompts.feedback_of(p.messages()[-1]["content"]) == mutant.feedback
