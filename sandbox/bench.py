@@ -133,7 +133,8 @@ def _docker_run(box: Sandbox, jobs: list[Job], concurrency: int) -> int:
     def one(job: Job) -> int:
         prepared = prepare(job.program, job.tests, job.kind, box.limits, None)
         out, err, _ = run_once(box.client, box.image, box.limits, box.owner, prepared.payload,
-                               prepared.deadline_s, box.instance, box.backend.retry)  # type: ignore[attr-defined]
+                               prepared.deadline_s, box.instance, box.backend.retry,  # type: ignore[attr-defined]
+                               box.backend.runtime)  # type: ignore[attr-defined]
         return sum(t.passed for t in assemble(prepared, out, err).result.tests)
 
     with ThreadPoolExecutor(concurrency) as pool:
