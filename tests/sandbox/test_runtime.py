@@ -6,6 +6,7 @@ run by `make setup-test`, registers it where it can)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,21 @@ def test_an_unknown_runtime_is_one_sentence(docker_client) -> None:
     text = str(err.value)
     assert text.startswith("the Docker engine has no runtime 'no-such-runtime'") and "\n" not in text
     assert "/etc/docker/daemon.json" in text
+
+
+def test_bench_compares_runsc_with_runc_in_the_same_run(runsc, capsys) -> None:
+    from assistant.cli import main
+
+    argv = ["bench", "sandbox", "--programs", "2", "--tests", "2", "--per-test-programs", "1",
+            "--per-program-programs", "1", "--concurrency", "1", "--runtime-compare", "1", "--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    runtime = report["runtime"]
+    assert report["all_correct"] is True and runtime["compared"] == "runsc"
+    assert [r["way"] for r in runtime["rows"]] == ["pool stdio, runc", "pool stdio, runsc", "pool function, runc",
+                                                   "pool function, runsc", "docker run/program, runc",
+                                                   "docker run/program, runsc"]
+    assert [r["passed"] for r in runtime["rows"]] == [r["tests"] for r in runtime["rows"]] == [4, 4, 4, 4, 2, 2]
+    assert set(runtime["ratios"]) == {"pool_stdio_runsc_vs_runc", "pool_function_runsc_vs_runc",
+                                      "docker_run_per_program_runsc_vs_runc"}
+    assert set(runtime["warmup_s"]) == {"runc", "runsc"}
