@@ -47,7 +47,7 @@ class Sandbox:
                  max_jobs_per_container: int = 200, concurrency: int = 4,
                  client: docker.DockerClient | None = None, transport: str | Transport = "attach",
                  backend: Backend | None = None, canaries: bool = True, outside_checks: bool = True,
-                 engine_retries: int = 4, engine_backoff_s: float = 0.5, runtime: str | None = None,
+                 engine_retries: int = 4, engine_backoff_s: float = 0.5, runtime: "str | Runtime | None" = None,
                  runtime_extra_pids: dict[str, int] | None = None) -> None:
         """transport: "attach" (default) hands each job to the container's PID 1, a warm
         fork server, over the attach socket; "exec" runs one `docker exec` per job; or a
