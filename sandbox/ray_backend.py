@@ -148,6 +148,9 @@ class RayBackend:
             except self.lost as exc:
                 self.ray.kill(handle)
                 if node_id in self._nodes():  # alive node, but its worker cannot start: a real error
+                    own = _sandbox_error(exc)  # e.g. that node's engine lacks sandbox.runtime: its one sentence
+                    if own:
+                        raise SandboxError(own) from None
                     raise SandboxError(f"the sandbox worker on Ray node {node_id[:12]} could not start "
                                        f"({_reason(exc)}): check Docker and the sandbox image on that host") from None
                 continue
@@ -273,6 +276,14 @@ class RayBackend:
                 pass
         if self._owns_ray:
             self.ray.shutdown()
+
+
+def _sandbox_error(exc: BaseException) -> str:
+    """The message of a SandboxError raised in a worker's creation, from Ray's error text."""
+    for line in str(exc).splitlines():
+        if "SandboxError: " in line:
+            return line.split("SandboxError: ", 1)[1].strip()
+    return ""
 
 
 def _reason(exc: BaseException) -> str:
