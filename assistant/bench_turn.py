@@ -1,8 +1,9 @@
 """`cobalt bench turn`: what a graded turn costs, with each latency change on and off side
 by side in one run (issue 13). Changes: `fence` (end the reply at its closing fence),
-`spec` (n-gram speculative decoding), `prefix` (prefix caching), `preload` (tcmalloc and
-Intel OpenMP in LD_PRELOAD). Configurations: `baseline` (all off), `all` (all on) and
-`no-<change>` (all on but one).
+`code` (the code-first prompt, `--prompt-on`, instead of `--prompt-off`), `spec` (n-gram
+speculative decoding), `prefix` (prefix caching), `preload` (tcmalloc and Intel OpenMP in
+LD_PRELOAD). Configurations: `baseline` (all off), `all` (all on) and `no-<change>` (all on
+but one).
 
 Tasks: the example problems and the first N HumanEval test-split tasks. Each runs as a real
 session (model, sandbox, feedback; greedy by default, so configurations are paired) on a
@@ -31,16 +32,19 @@ from assistant.problems import Problem
 from assistant.session import Session, TokenStreamed, TurnFinished, TurnStarted
 
 if TYPE_CHECKING:
-    from assistant.settings import ServerSettings, Settings
+    from assistant.settings import LoopSettings, ServerSettings, Settings
 
-CHANGES = ("fence", "spec", "prefix", "preload")
+CLIENT_CHANGES = ("fence", "code")  # changes of the client and the loop: one server serves both sides
+SERVER_CHANGES = ("spec", "prefix", "preload")
+CHANGES = CLIENT_CHANGES + SERVER_CHANGES
 CONFIGS: dict[str, frozenset[str]] = {"baseline": frozenset(), "all": frozenset(CHANGES),
                                       **{f"no-{c}": frozenset(CHANGES) - {c} for c in CHANGES}}
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "problems"
 METRICS = ("vllm:generation_tokens_total", "vllm:spec_decode_num_accepted_tokens_total",
            "vllm:spec_decode_num_draft_tokens_total", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
 Progress = Callable[[str], None]
-HELP = "seconds per graded turn with each latency change (fence stop, ngram, prefix cache, preload) on and off"
+HELP = ("seconds per graded turn with each latency change (fence stop, code-first prompt, ngram, prefix cache, "
+        "preload) on and off")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", type=int, default=0, help="use only the first N tasks (0: all)")
     parser.add_argument("--turns", type=int, default=2, help="most turns per session")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, paired)")
+    parser.add_argument("--prompt-on", default="code_first:code_first",
+                        help="ANSWER_FORMAT:FEEDBACK_WORDING of configs/prompts.yaml with `code` on")
+    parser.add_argument("--prompt-off", default="reason_first:default",
+                        help="ANSWER_FORMAT:FEEDBACK_WORDING with `code` off (the paper's prompt)")
 
 
 def tasks(settings: Settings, humaneval_n: int, examples: bool, limit: int) -> list[Problem]:
@@ -134,12 +142,20 @@ def summarize(rows: list[dict[str, Any]], before: dict[str, float], after: dict[
     }
 
 
+def loop_for(on: frozenset[str], loop: LoopSettings, args: argparse.Namespace) -> LoopSettings:
+    """The loop of one configuration: its turns, its temperature and, as `code` says, the
+    code-first prompt or the paper's."""
+    answer, _, wording = (args.prompt_on if "code" in on else args.prompt_off).partition(":")
+    return loop.with_turns(args.turns).merged({"temperature": [args.temperature], "answer_format": answer,
+                                               "feedback_wording": wording})
+
+
 def run_config(on: frozenset[str], info: server.ServerInfo, problems: list[Problem], settings: Settings,
                args: argparse.Namespace, sandbox: Any) -> dict[str, Any]:
     m = settings.model
     client = ChatClient(f"hosted_vllm/{info.model}", api_base=info.api_base, display_name=info.model,
                         timeout_s=m.timeout_s, retries=m.retries, max_tokens=m.max_tokens, stop_at_fence="fence" in on)
-    loop = settings.loop.with_turns(args.turns).merged({"temperature": [args.temperature]})
+    loop = loop_for(on, settings.loop, args)
     client.chat([{"role": "user", "content": "Say hi."}], max_tokens=4)  # warm-up: a cold server's first request is slow
     before, rows = read_metrics(info.api_base), []
     for problem in problems:
@@ -149,6 +165,18 @@ def run_config(on: frozenset[str], info: server.ServerInfo, problems: list[Probl
     return {"changes": sorted(on), "speculative_served": info.speculative,
             **summarize(rows, before, read_metrics(info.api_base)), "rows": rows}
 
+
+
+def check_prompt(value: str) -> None:
+    """`ANSWER_FORMAT:FEEDBACK_WORDING` names of configs/prompts.yaml, or one sentence."""
+    from assistant import prompts
+    from assistant.errors import UserError
+
+    answer, _, wording = value.partition(":")
+    try:
+        prompts.style(answer, wording or "?")
+    except prompts.PromptError as exc:
+        raise UserError(f"--prompt-on/--prompt-off {value!r}: {exc}") from None
 
 
 def measure(settings: Settings, args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
@@ -163,12 +191,14 @@ def measure(settings: Settings, args: argparse.Namespace, progress: Progress) ->
         from assistant.errors import UserError
 
         raise UserError(f"unknown configuration(s) {', '.join(unknown) or '(none)'}; use {', '.join(CONFIGS)}")
+    for value in (args.prompt_on, args.prompt_off):
+        check_prompt(value)
     model = args.model or settings.model.name
     models.resolve(model, settings.paths)  # one clear sentence if it is missing
     problems = tasks(settings, args.humaneval, not args.no_examples, args.tasks)
     by_server: dict[tuple[bool, ...], list[str]] = {}
-    for name in names:  # configurations that differ only in the fence share a server
-        by_server.setdefault(tuple(c in CONFIGS[name] for c in CHANGES[1:]), []).append(name)
+    for name in names:  # configurations that differ only on the client side share a server
+        by_server.setdefault(tuple(c in CONFIGS[name] for c in SERVER_CHANGES), []).append(name)
     results: dict[str, Any] = {}
     sandbox = open_sandbox(settings)
     try:

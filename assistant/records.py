@@ -77,7 +77,7 @@ def record(problem: Problem, sessions: list[SessionRecord]) -> dict[str, Any]:
         "test_cases": tests_json(problem.all_tests(), problem),
         "public_test_cases": tests_json(problem.public_tests, problem),
         "hidden_test_cases": tests_json(problem.hidden_tests, problem),
-        "conversations": [prompts.continued(problem, s.turns) for s in sessions],
+        "conversations": [prompts.style().continued(problem, s.turns) for s in sessions],
         "public_pass_rates": [list(column) for column in zip(*public)],
         "all_pass_rates": [_carried([t.hidden_pass_rate for t in s.turns], length) for s in sessions],
         "cobalt": {"version": FORMAT_VERSION, "problem": problem.to_dict(),

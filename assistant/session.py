@@ -118,6 +118,7 @@ class Session:
 
             settings = LoopSettings()
         self.settings = settings
+        self.prompts = prompts.style_for(settings)
         self.source = source
         self.adapter_version = adapter_version or getattr(client, "adapter_version", None)
         self.subscribers: list[EventSink] = [subscriber] if subscriber else []
@@ -154,8 +155,8 @@ class Session:
         return bool(self.turns) and self.turns[-1].passed_public
 
     def context(self) -> list[Message]:
-        """The messages for the next turn (`prompts.continued`)."""
-        return prompts.continued(self.problem, self.turns)
+        """The messages for the next turn (`PromptStyle.continued` of the loop's style)."""
+        return self.prompts.continued(self.problem, self.turns)
 
     def _start(self) -> str:
         if self.id is None:
@@ -246,7 +247,7 @@ class Session:
             text = feedback.render(public, field_chars=self.settings.feedback_field_chars,
                                    timeout_s=self.settings.timeout_s)
         return Turn(index=index, messages=messages, reply=reply, program=program, feedback=text,
-                    feedback_message=prompts.feedback_content(text),
+                    feedback_message=self.prompts.feedback_content(text),
                     public_pass_rate=public.pass_rate if public else 0.0,
                     hidden_pass_rate=hidden.pass_rate if hidden else 0.0,
                     public=public, hidden=hidden, author=author, created_at=time.time())

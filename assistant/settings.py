@@ -23,6 +23,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from sandbox.settings import SandboxSettings
+from assistant import prompts
 
 ENV_PREFIX = "COBALT__"
 
@@ -76,6 +77,14 @@ class ServerSettings(Section):
                                                  "that checkpoint on the assistant's next server start.")
 
 
+def _known_prompt(check: Any, value: str) -> str:
+    try:
+        check()
+    except prompts.PromptError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
 class LoopSettings(Section):
     """How one session samples and stops."""
 
@@ -92,6 +101,20 @@ class LoopSettings(Section):
     max_tokens: int | None = Field(None, description="Completion tokens per reply (default: model.max_tokens).")
     timeout_s: float | None = Field(None, description="The sandbox's per-test timeout quoted in timeout "
                                                       "feedback (default: sandbox.limits.timeout_s).")
+    answer_format: str = Field(prompts.DEFAULT_ANSWER_FORMAT, description="The first turn's answer format "
+                                                                         "(a name under configs/prompts.yaml answer_formats).")
+    feedback_wording: str = Field(prompts.DEFAULT_FEEDBACK_WORDING, description="The feedback turn's wording (a "
+                                                                               "name under configs/prompts.yaml feedback_wordings).")
+
+    @field_validator("answer_format")
+    @classmethod
+    def _known_answer_format(cls, value: str) -> str:
+        return _known_prompt(lambda: prompts.style(answer_format=value), value)
+
+    @field_validator("feedback_wording")
+    @classmethod
+    def _known_feedback_wording(cls, value: str) -> str:
+        return _known_prompt(lambda: prompts.style(feedback_wording=value), value)
 
     @field_validator("temperature", mode="before")
     @classmethod

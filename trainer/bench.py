@@ -101,7 +101,7 @@ def bandit_side(paths: PathsSettings, loop: LoopSettings, settings: Any, model: 
             "first_reward": m["first_reward"], "last_reward": m["last_reward"], "sandbox": m["sandbox"]}, result
 
 
-def baseline_side(paths: PathsSettings, settings: Any, model: str, problems: list[Problem], sandbox: Any,
+def baseline_side(paths: PathsSettings, loop: LoopSettings, settings: Any, model: str, problems: list[Problem], sandbox: Any,
                   work: Path, args: argparse.Namespace) -> dict[str, Any]:
     import os
 
@@ -112,11 +112,13 @@ def baseline_side(paths: PathsSettings, settings: Any, model: str, problems: lis
     from trainer.rollout import MultiTurnRollout, trajectory_reward
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL
-    rows = [{"prompt": prompts.initial_messages(p), "task_id": p.id} for p in problems]
+    style = prompts.style_for(loop)
+    rows = [{"prompt": style.initial_messages(p), "task_id": p.id} for p in problems]
     gargs = grpo.grpo_config(settings, work / "baseline", args.steps, **_overrides(args))
     model_path = models.resolve(model, paths)
     rollout = MultiTurnRollout({MultiTurnRollout.prompt_key(r["prompt"]): p for r, p in zip(rows, problems)},
-                               sandbox, None, args.turns, args.max_completion_length, float(gargs.temperature))
+                               sandbox, None, args.turns, args.max_completion_length, float(gargs.temperature),
+                               style=style)
     trainer = grpo.make_trainer(model_path, settings, gargs, Dataset.from_list(rows), [trajectory_reward],
                                 rollout_func=rollout)
     rollout.tok = trainer.processing_class
@@ -150,7 +152,7 @@ def main(args: argparse.Namespace, config: Settings) -> int:
                 out["cobalt"], _ = bandit_side(paths, loop, settings, model, sessions, sandbox, work / "c", args,
                                                 args.steps)
                 _say(f"baseline (multi-turn online GRPO, T={args.turns}): {args.steps} steps x {args.generations} trajectories")
-                out["baseline"] = baseline_side(paths, settings, model, problems, sandbox, work / "b", args)
+                out["baseline"] = baseline_side(paths, loop, settings, model, problems, sandbox, work / "b", args)
                 ratio = out["cobalt"]["seconds_per_example"] / out["baseline"]["seconds_per_example"]
                 out.update(ratio=round(ratio, 3), target=TARGET, meets_target=ratio <= TARGET)
             if args.real:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from assistant import prompts
 from assistant.interfaces import BatchRunner
 from assistant.problems import Problem
 from assistant.settings import LoopSettings, PathsSettings
@@ -73,7 +74,8 @@ def build(sessions: list[SessionRecord], out: Path, settings: TrainSettings, *, 
     stats = BuildStats()
     for name in FILTER_ORDER:
         stats.counts.setdefault(name, 0)
-    chosen = select(sessions, k=ds.k, max_context=ds.max_context_turns, stats=stats)
+    style = prompts.style_for(loop)
+    chosen = select(sessions, k=ds.k, max_context=ds.max_context_turns, stats=stats, style=style)
     progress(f"selected {len(chosen.train)} training prompts from {stats.counts['tasks']} tasks")
     if perturb and ds.perturb_fraction > 0 and sandbox is not None:
         plans = context.choose(chosen.train, ds.perturb_fraction, random.Random(ds.seed), stats)
@@ -88,6 +90,8 @@ def build(sessions: list[SessionRecord], out: Path, settings: TrainSettings, *, 
     stats.counts["validation_tasks"] = len(chosen.validation_problems)
     meta = dataset_files.write(out, train, validation, chosen.validation_problems, {
         "counts": {k: stats.counts[k] for k in FILTER_ORDER},
-        "settings": {"dataset": vars(ds), "profile": settings.profile}, "created_at": time.time(),
+        "settings": {"dataset": vars(ds), "profile": settings.profile},
+        "prompt": {"answer_format": style.answer_format_name, "feedback_wording": style.feedback_wording_name},
+        "created_at": time.time(),
         **(extra_meta or {})})
     return BuiltDataset(out, meta["counts"], meta["data_hash"], len(train), len(validation), chosen.validation_problems)

@@ -32,6 +32,7 @@ import numpy as np
 
 from assistant import feedback, prompts
 from assistant.problems import Problem
+from assistant.prompts import PromptStyle
 from assistant.trajectory import SessionRecord, Turn
 from sandbox.api import TestResult
 
@@ -116,13 +117,14 @@ class PartialPrompt:
     d: float = 0.0
     perturbed: bool = False
     feedback_override: list[str] | None = None
+    style: PromptStyle = field(default_factory=prompts.style)
 
     def history(self) -> list[tuple[str, str]]:
         texts = self.feedback_override or [t.feedback for t in self.turns]
         return [(t.reply, text) for t, text in zip(self.turns, texts)]
 
     def messages(self) -> list[Message]:
-        return prompts.build(self.problem, self.history())
+        return self.style.build(self.problem, self.history())
 
     def key(self) -> str:
         blob = json.dumps([self.task, self.messages()], ensure_ascii=False, sort_keys=True)
@@ -161,7 +163,7 @@ FILTER_ORDER = (
 
 
 def partial_prompts(task: str, problem: Problem, traj: Trajectory, max_context: int,
-                    stats: BuildStats | None = None) -> list[PartialPrompt]:
+                    stats: BuildStats | None = None, style: PromptStyle | None = None) -> list[PartialPrompt]:
     """Prompts after 1..max_context earlier turns of one trajectory."""
     out = []
     for k in range(1, min(max_context, len(traj.turns)) + 1):
@@ -174,12 +176,12 @@ def partial_prompts(task: str, problem: Problem, traj: Trajectory, max_context: 
                 stats.add("prompts_stopped_all_passed")
             break
         out.append(PartialPrompt(task, problem, traj.session_id, traj.turns[:k],
-                                 prev_best=max(traj.rates[:k]), d=traj.d))
+                                 prev_best=max(traj.rates[:k]), d=traj.d, style=style or prompts.style()))
     return out
 
 
-def first_turn_prompt(task: str, problem: Problem) -> PartialPrompt:
-    return PartialPrompt(task, problem, None, [], prev_best=0.0)
+def first_turn_prompt(task: str, problem: Problem, style: PromptStyle | None = None) -> PartialPrompt:
+    return PartialPrompt(task, problem, None, [], prev_best=0.0, style=style or prompts.style())
 
 
 @dataclass
@@ -193,10 +195,12 @@ class Selection:
 
 
 def select(sessions: Iterable[SessionRecord], k: int = 4, max_context: int = 3,
-           stats: BuildStats | None = None) -> Selection:
+           stats: BuildStats | None = None, style: PromptStyle | None = None) -> Selection:
     """Apply the task and trajectory filters of DESIGN.md §5 to sessions that carry their
-    problem; sessions without turns or without a problem are counted and skipped."""
+    problem; sessions without turns or without a problem are counted and skipped. Every
+    prompt is written in `style` (default: prompts.style())."""
     stats = stats or BuildStats()
+    style = style or prompts.style()
     by_task: dict[str, list[SessionRecord]] = {}
     problems: dict[str, Problem] = {}
     for s in sessions:
@@ -220,7 +224,7 @@ def select(sessions: Iterable[SessionRecord], k: int = 4, max_context: int = 3,
         if all(t.rates[0] >= 1.0 for t in trajs):
             stats.add("tasks_too_easy")
             continue
-        train.append(first_turn_prompt(task, problem))
+        train.append(first_turn_prompt(task, problem, style))
         stats.add("prompts_first_turn")
         stats.add("trajectories", len(trajs))
         changed = [t for t in trajs if t.d > 0]
@@ -231,12 +235,12 @@ def select(sessions: Iterable[SessionRecord], k: int = 4, max_context: int = 3,
         stats.add("trajectories_downsampled", len(solved) - len(kept))
         stats.add("trajectories_kept", len(kept))
         for traj in kept:
-            found = partial_prompts(task, problem, traj, traj.context_limit or max_context, stats)
+            found = partial_prompts(task, problem, traj, traj.context_limit or max_context, stats, style)
             stats.add("prompts_partial", len(found))
             train.extend(found)
         smallest = min(trajs, key=lambda t: t.d)  # the first on ties
-        validation.append(first_turn_prompt(task, problem))
-        validation.extend(partial_prompts(task, problem, smallest, smallest.context_limit or max_context))
+        validation.append(first_turn_prompt(task, problem, style))
+        validation.extend(partial_prompts(task, problem, smallest, smallest.context_limit or max_context, style=style))
         val_problems.append(problem)
     return Selection(dedupe(train, stats), dedupe(validation), val_problems, stats)
 

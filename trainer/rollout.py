@@ -18,6 +18,7 @@ from typing import Any
 from assistant import extract, feedback, prompts
 from assistant.interfaces import BatchRunner
 from assistant.problems import Problem
+from assistant.prompts import PromptStyle
 from sandbox.api import Job
 from trainer.execution import run_with_retries
 from trainer.reward import score
@@ -25,8 +26,10 @@ from trainer.reward import score
 
 class MultiTurnRollout:
     def __init__(self, problems: dict[str, Problem], sandbox: BatchRunner, tokenizer: Any, turns: int,
-                 max_new_tokens: int, temperature: float = 1.0) -> None:
-        """`tokenizer` may be set later (to the trainer's processing class)."""
+                 max_new_tokens: int, temperature: float = 1.0, style: PromptStyle | None = None) -> None:
+        """`tokenizer` may be set later (to the trainer's processing class); feedback turns
+        are written in `style` (default: prompts.style())."""
+        self.style = style or prompts.style()
         self.problems = problems  # keyed by `prompt_key(first-turn messages)`
         self.sandbox, self.tok, self.turns = sandbox, tokenizer, turns
         self.max_new_tokens, self.temperature = max_new_tokens, temperature
@@ -105,7 +108,7 @@ class MultiTurnRollout:
                 bridge = self._bridge(messages[i], text, text_fb)
                 completion[i] += bridge
                 env_mask[i] += [0] * len(bridge)
-                messages[i] = prompts.extend(messages[i], text, text_fb)
+                messages[i] = self.style.extend(messages[i], text, text_fb)
                 still.append(i)
             active = still
             if not active:
@@ -131,7 +134,7 @@ class MultiTurnRollout:
         generation prompt (rendered by the chat template)."""
         with_reply = messages + [prompts.assistant_message(reply)]
         before = self._template(with_reply, False)
-        after = self._template(with_reply + [prompts.feedback_message(text_fb)], True)
+        after = self._template(with_reply + [self.style.feedback_message(text_fb)], True)
         content = with_reply[-1]["content"]
         cut = before.rfind(content) + len(content) if content else len(before)
         return self._encode(after[cut:])

@@ -57,3 +57,21 @@ def test_summary_and_ratios() -> None:
     assert s["tok_s"] == round(600 / 114, 2)
     ratios = bench_turn.ratios({"baseline": {"graded_s": {"median": 80.0}}, "all": {"graded_s": {"median": 20.0}}})
     assert ratios == {"all": 4.0}
+
+
+def test_the_code_change_switches_the_prompt_and_shares_the_server(test_config: Any) -> None:
+    import argparse
+
+    from assistant import prompts
+    from assistant.errors import UserError
+
+    args = argparse.Namespace(turns=2, temperature=0.0, prompt_on="code_first:brief", prompt_off="reason_first:default")
+    on = bench_turn.loop_for(bench_turn.CONFIGS["all"], test_config.loop, args)
+    off = bench_turn.loop_for(bench_turn.CONFIGS["no-code"], test_config.loop, args)
+    assert (on.answer_format, on.feedback_wording, on.turns) == ("code_first", "brief", 2)
+    assert (off.answer_format, off.feedback_wording) == ("reason_first", "default")
+    assert prompts.style_for(on).first_user_content(sum_problem()) != prompts.style_for(off).first_user_content(sum_problem())
+    same = [bench_turn.server_variant(test_config.server, bench_turn.CONFIGS[n]) for n in ("all", "no-code", "no-fence")]
+    assert same[0] == same[1] == same[2]
+    with pytest.raises(UserError, match="--prompt-on/--prompt-off 'code_first:nope': unknown feedback wording 'nope'"):
+        bench_turn.check_prompt("code_first:nope")

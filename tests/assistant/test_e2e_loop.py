@@ -35,7 +35,7 @@ def test_session_with_the_real_server_and_sandbox(cobalt_home: Path, tiny_server
     assert 1 <= len(record.turns) <= 2 and record.model == "tiny"
     for turn in record.turns:
         assert turn.status in ("no_code", "failed", "passed") and turn.tokens > 0 and turn.latency_s > 0
-        assert turn.feedback and turn.feedback_message == prompts.feedback_content(turn.feedback)
+        assert turn.feedback and turn.feedback_message == prompts.style().feedback_content(turn.feedback)
         if turn.program is None:
             assert turn.feedback == feedback.NO_CODE and turn.public is None
         else:

@@ -41,7 +41,7 @@ def test_wrong_then_right_stores_two_turns_exact_feedback_and_hidden_results(cob
     assert record.status == PASSED and [t.index for t in record.turns] == [0, 1]
     first, second = record.turns
     assert first.feedback == "Input:\n2 3\nProgram's Output:\n-1\nExpected Output:\n5"
-    assert first.feedback_message == prompts.FEEDBACK_PREFIX + first.feedback
+    assert first.feedback_message == prompts.style().feedback_prefix + first.feedback
     assert second.feedback == feedback.ALL_PASSED
     assert (first.public_pass_rate, first.hidden_pass_rate) == (0.0, pytest.approx(1 / 3))
     assert (second.public_pass_rate, second.hidden_pass_rate) == (1.0, 1.0)
@@ -50,8 +50,8 @@ def test_wrong_then_right_stores_two_turns_exact_feedback_and_hidden_results(cob
     assert first.program == WRONG_SUM + "\n" and first.author == "model" and first.temperature == 0.6
     # The second request carried the first reply and its feedback, and no hidden test.
     sent = client.calls[1]["messages"]
-    assert sent == [*prompts.initial_messages(sum_problem()), {"role": "assistant", "content": answer(WRONG_SUM)},
-                    prompts.feedback_message(first.feedback)]
+    assert sent == [*prompts.style().initial_messages(sum_problem()), {"role": "assistant", "content": answer(WRONG_SUM)},
+                    prompts.style().feedback_message(first.feedback)]
     assert second.messages == sent
     assert not any("-1 -1" in m["content"] or "0 0" in m["content"] for call in client.calls for m in call["messages"])
     kinds = [type(e) for e in events if not isinstance(e, TokenStreamed)]

@@ -30,9 +30,9 @@ def make_turn(index: int, public: float, hidden: float, reply: str = "```python\
     result = RunResult(tests=[TestResult("passed" if public == 1 else "failed", input="1", expected="1",
                                          actual="1" if public == 1 else "2")])
     text = f"feedback {index}"
-    context = prompts.build(sum_problem(), [(t.reply, t.feedback) for t in earlier or []])
+    context = prompts.style().build(sum_problem(), [(t.reply, t.feedback) for t in earlier or []])
     return Turn(index=index, messages=context, reply=reply, program="print(1)\n", feedback=text,
-                feedback_message=prompts.feedback_content(text), public_pass_rate=public, hidden_pass_rate=hidden,
+                feedback_message=prompts.style().feedback_content(text), public_pass_rate=public, hidden_pass_rate=hidden,
                 public=result, hidden=result, tokens=10 + index, latency_s=0.5, temperature=0.6, top_p=0.95,
                 resamples=index % 2, created_at=1000.0 + index)
 

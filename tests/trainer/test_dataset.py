@@ -11,6 +11,7 @@ from trainer_fakes import add_problem, session, sum_problem, turn
 
 from assistant import feedback, prompts
 from assistant.config import load_settings
+from assistant.problems import Problem
 from sandbox.api import RunResult, TestResult
 from trainer.build import build, load_tokenizer, prompt_tokens
 from trainer.dataset_files import load_split, read_meta, validation_problems
@@ -95,9 +96,9 @@ def test_partial_prompts_and_prev_best() -> None:
     assert [len(p.turns) for p in prompts_m1] == [1, 2]
     assert [p.prev_best for p in prompts_m1] == [0.0, 1.0]
     second = prompts_m1[1].messages()
-    assert second[:2] == prompts.initial_messages(mid)  # built by assistant.prompts only
+    assert second[:2] == prompts.style().initial_messages(mid)  # built by assistant.prompts only
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert second[3] == prompts.feedback_message(prompts_m1[1].turns[0].feedback)
+    assert second[3] == prompts.style().feedback_message(prompts_m1[1].turns[0].feedback)
     assert prompts_m1[1].row("train")["prompt"] == second
 
 
@@ -150,6 +151,21 @@ def test_build_writes_loadable_files_and_drops_long_prompts(tmp_path) -> None:
     assert len(loaded["train"]) == built.train_rows and len(loaded["validation"]) == built.validation_rows
     assert [p.id for p in validation_problems(tmp_path / "ds")] == ["mid", "many"]
     assert len(meta["data_hash"]) == 64
+
+
+def test_the_dataset_is_written_in_the_loops_prompt_style(tmp_path) -> None:
+    """Train on the prompt you serve: `loop.answer_format`/`loop.feedback_wording` reach every row."""
+    cfg = load_settings()
+    settings = load_train_settings(cfg.train, "test")
+    loop = cfg.loop.merged({"answer_format": "code_first", "feedback_wording": "brief"})
+    build(_sessions(), tmp_path / "ds", settings, tokenizer=None, sandbox=None, loop=loop, perturb=False)
+    style = prompts.style_for(loop)
+    assert read_meta(tmp_path / "ds")["prompt"] == {"answer_format": "code_first", "feedback_wording": "brief"}
+    rows = [json.loads(line) for line in (tmp_path / "ds" / "train.jsonl").read_text().splitlines()]
+    assert rows and all(r["prompt"][1]["content"] == style.first_user_content(Problem.from_dict(json.loads(r["problem"])))
+                        for r in rows)
+    later = [m for r in rows for m in r["prompt"][3::2]]
+    assert later and all(m["content"].startswith(style.feedback_prefix) for m in later)
 
 
 @pytest.mark.docker

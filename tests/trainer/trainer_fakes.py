@@ -57,8 +57,8 @@ def turn(index: int, rate: float, problem: Problem, *, program: str | None = "pr
     passed = round(rate * n)
     res = result(passed, n) if program is not None else None
     text = feedback_text or (feedback.ALL_PASSED if rate >= 1 else f"Input:\n{index}\nExpected Output:\n{index}")
-    return Turn(index=index, messages=prompts.initial_messages(problem), reply=answer(program) if program else "no code",
-                program=program, feedback=text, feedback_message=prompts.feedback_content(text),
+    return Turn(index=index, messages=prompts.style().initial_messages(problem), reply=answer(program) if program else "no code",
+                program=program, feedback=text, feedback_message=prompts.style().feedback_content(text),
                 public_pass_rate=rate, hidden_pass_rate=rate, public=res, hidden=res, created_at=time.time())
 
 
@@ -67,7 +67,7 @@ def session(problem: Problem, rates: list[float], sid: str, programs: list[str |
     programs = programs or [f"print({sid!r}, {i})" for i in range(len(rates))]
     turns = [turn(i, r, problem, program=programs[i]) for i, r in enumerate(rates)]
     for i, t in enumerate(turns):  # each turn's context: the problem and the earlier turns
-        t.messages = prompts.build(problem, [(e.reply, e.feedback) for e in turns[:i]])
+        t.messages = prompts.style().build(problem, [(e.reply, e.feedback) for e in turns[:i]])
     return SessionRecord(id=sid, problem_id=problem.id, problem_hash=problem.content_hash(), model="ref",
                          source=source, status="passed" if rates and rates[-1] >= 1 else "unsolved",
                          started_at=started_at or time.time(), turns=turns, turn_count=len(turns), problem=problem)

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
     parser.add_argument("--out", type=Path, help="directory for report.json and pass_at_1.png")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
-    parser.add_argument("--wording", help="repair benchmarks: the feedback-turn wording (configs/repair.yaml)")
+    parser.add_argument("--wording", help="repair benchmarks: the feedback-turn wording (configs/prompts.yaml; default: loop.feedback_wording)")
     parser.add_argument("--no-blind", action="store_true", help="repair benchmarks: skip the blind control")
     parser.set_defaults(func=run, eval_command=None)
     commands = parser.add_subparsers(dest="eval_command", metavar="{compare,splits}")

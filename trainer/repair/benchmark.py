@@ -33,7 +33,7 @@ from trainer.repair.items import RepairItem
 from trainer.repair.metrics import ARMS, RepairOutcome, reduce
 from trainer.repair.report import RepairReport
 from trainer.repair.session import RepairSession
-from trainer.repair.wording import Wording, reask, repair_config, wording
+from trainer.repair.wording import reask, repair_config, wording
 
 EVAL_SOURCE = "eval"
 
@@ -54,6 +54,7 @@ def loop_settings(loop: LoopSettings, turns: int, bench: dict[str, Any]) -> Loop
 def session_meta(item: RepairItem, arm: str, wording_name: str, loop: LoopSettings) -> dict[str, Any]:
     """What makes two repair sessions interchangeable (besides the model and the problem)."""
     return {"repair": {"item": item.id, "arm": arm, "wording": wording_name if arm == "feedback" else None,
+                       "answer_format": loop.answer_format,
                        "buggy": hashlib.sha256(item.buggy_program.encode()).hexdigest()[:16],
                        "turns": loop.turns, "temperature": loop.temperature, "top_p": loop.top_p,
                        "max_tokens": loop.max_tokens}}
@@ -70,7 +71,7 @@ def stored(store: Store, item: RepairItem, arm: str, model: str, meta: dict[str,
 
 
 def run_one(item: RepairItem, arm: str, client: ChatModel, sandbox: Runner, store: Store | None,
-            loop: LoopSettings, feedback_turn: Callable[[str], str], meta: dict[str, Any] | None = None,
+            loop: LoopSettings, feedback_turn: Callable[[str], str] | None, meta: dict[str, Any] | None = None,
             ) -> RepairOutcome:
     """One (item, arm) session: seed the buggy program, then model turns up to `loop.turns`."""
     session = RepairSession(item.problem, client, sandbox, loop, source=EVAL_SOURCE, stream=False,
@@ -101,13 +102,13 @@ def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, 
     bench = dict(rc.get("benchmark") or {})
     turns = int(turns or bench.get("turns", 1))
     blind = bool(bench.get("blind", True)) if blind is None else blind
-    chosen: Wording = wording(wording_name or str(bench.get("wording", "default")), rc)
+    chosen = wording(wording_name or loop.feedback_wording).feedback_wording_name
     text = reask(rc)
-    loop = loop_settings(loop, turns, bench)
-    turn_for = {"feedback": chosen.content, "blind": lambda _feedback: text}
+    loop = loop_settings(loop, turns, bench).merged({"feedback_wording": chosen})
+    turn_for = {"feedback": None, "blind": lambda _feedback: text}
     arms = [a for a in ARMS if blind or a == "feedback"]
     model = client.display_name
-    metas = {(item.id, arm): session_meta(item, arm, chosen.name, loop) for item in items for arm in arms}
+    metas = {(item.id, arm): session_meta(item, arm, chosen, loop) for item in items for arm in arms}
     reused = {}
     if store is not None:
         found = ((key, stored(store, item, key[1], model, metas[key]))
@@ -137,7 +138,7 @@ def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, 
     order = {item.id: k for k, item in enumerate(items)}
     outcomes.sort(key=lambda o: (order[o.item], ARMS.index(o.arm)))
     return RepairReport(benchmark=benchmark, split=split, model=client.display_name, turns=turns,
-                        wording=chosen.name, outcomes=outcomes, items=[i.id for i in items], adapter=adapter,
+                        wording=chosen, outcomes=outcomes, items=[i.id for i in items], adapter=adapter,
                         wall_s=time.perf_counter() - start, aborted=aborted,
                         settings={"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens,
                                   "blind": blind, "reask": text if blind else None,

@@ -3,8 +3,8 @@ model's earlier reply (`scripted`), graded and turned into feedback exactly as t
 model then takes its further turns (`assistant.session.Session`, unchanged otherwise).
 
 `feedback_turn` writes the user turn that follows each graded program from the feedback
-text: `assistant.prompts.feedback_content` by default (the loop's own turn), a wording from
-`trainer.repair.wording`, or the blind control's fixed re-ask. It is used for every turn of
+text: by default the loop's own turn (its prompt style's feedback wording, which
+`loop.feedback_wording` names), or the blind control's fixed re-ask. It is used for every turn of
 the session, so a session is consistently "with feedback" or "blind". This module runs one
 session; `trainer.repair.benchmark` runs many and scores them.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from assistant import extract, prompts
+from assistant import extract
 from assistant.session import Session, TurnStarted
 from assistant.trajectory import Message, Turn
 
@@ -23,10 +23,10 @@ FeedbackTurn = Callable[[str], str]
 class RepairSession(Session):
     """`Session` whose turns may be given programs and whose feedback turns use `feedback_turn`."""
 
-    def __init__(self, *args: Any, feedback_turn: FeedbackTurn = prompts.feedback_content,
+    def __init__(self, *args: Any, feedback_turn: FeedbackTurn | None = None,
                  meta: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.feedback_turn = feedback_turn
+        self.feedback_turn = feedback_turn or self.prompts.feedback_content
         self.meta = dict(meta or {})
         """Stored with the session (the recorder writes it), e.g. which repair item and arm."""
 

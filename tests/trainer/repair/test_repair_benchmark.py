@@ -80,9 +80,9 @@ def test_feedback_against_blind_control(cobalt_home: Path, sandbox: Any) -> None
     # The conversation: the loop's own messages after a failed first turn (buggy program as the reply).
     first = next(m for m in client.seen if "return x\n" in m[2]["content"]
                  and "Here is the execution feedback:" in m[3]["content"])
-    assert first[:2] == prompts.initial_messages(INC) and first[2] == {"role": "assistant",
+    assert first[:2] == prompts.style().initial_messages(INC) and first[2] == {"role": "assistant",
                                                                        "content": "```python\ndef inc(x):\n    return x\n```"}
-    assert first[3]["content"].startswith(prompts.FEEDBACK_PREFIX) and "inc(1) == 2" in first[3]["content"]
+    assert first[3]["content"].startswith(prompts.style().feedback_prefix) and "inc(1) == 2" in first[3]["content"]
     blind = [m for m in client.seen if m[-1]["content"] == reask(repair_config())]
     assert len(blind) == 4 and all(m[-1]["role"] == "user" for m in blind)
     verdicts = {(o.item, o.arm): o.verdict() for o in report.outcomes}

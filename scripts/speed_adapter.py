@@ -1,0 +1,50 @@
+"""A LoRA adapter of a training profile's shape (rank, target projections) with random
+weights, registered and promoted (so its merged checkpoint is made) in the registry of
+the current COBALT_HOME: the input of `cobalt bench serve --adapter vN` before any real
+adapter exists. Serving speed depends on the adapter's shape, not on its values; never
+promote such an adapter in a registry that serves users.
+
+    COBALT_HOME=/tmp/speed COBALT__PATHS__CACHE_DIR=~/.cache/cobalt \
+        .venv/bin/python scripts/speed_adapter.py --model qwen-coder --profile cpu-small
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="qwen-coder")
+    parser.add_argument("--profile", default="cpu-small", help="the configs/train.yaml profile whose lora: shape to use")
+    args = parser.parse_args()
+
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from assistant import models
+    from assistant.config import load_settings
+    from trainer.grpo import lora_config
+    from trainer.registry import Registry, merge_into_base
+    from trainer.settings import load_train_settings
+
+    settings = load_settings()
+    train = load_train_settings(settings.train, args.profile)
+    config = lora_config(train)
+    config.init_lora_weights = False  # random A and B: a non-zero delta, as a trained adapter has
+    torch.manual_seed(0)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(models.resolve(args.model, settings.paths)), config)
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp)
+        registry = Registry.open(settings.paths)
+        item = registry.register(Path(tmp), {"base_model": args.model, "speed_stand_in": True,
+                                             "profile": train.profile})
+    registry.promote(item.version, "speed stand-in (random weights)", merge=merge_into_base(settings))
+    print(f"registered and promoted {item.name} of {args.model} ({train.profile} shape) in {settings.paths.data_dir}")
+
+
+if __name__ == "__main__":
+    main()
