@@ -7,6 +7,8 @@ run by `make setup-test`, registers it where it can)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,26 @@ def test_bench_compares_runsc_with_runc_in_the_same_run(runsc, capsys) -> None:
     assert set(runtime["ratios"]) == {"pool_stdio_runsc_vs_runc", "pool_function_runsc_vs_runc",
                                       "docker_run_per_program_runsc_vs_runc"}
     assert set(runtime["warmup_s"]) == {"runc", "runsc"}
+
+
+def test_register_script_merges_daemon_json_and_is_idempotent(tmp_path) -> None:
+    if os.geteuid() != 0 or not os.access("/usr/bin/runsc", os.X_OK):
+        pytest.skip("scripts/register-runsc.sh registers runsc only as root with /usr/bin/runsc present")
+    conf = tmp_path / "docker" / "daemon.json"
+    env = {**os.environ, "COBALT_DOCKER_DAEMON_JSON": str(conf), "COBALT_DOCKERD_RELOAD": "0"}
+    script = Path(__file__).resolve().parents[2] / "scripts" / "register-runsc.sh"
+
+    def register() -> str:
+        done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    conf.parent.mkdir()
+    conf.write_text(json.dumps({"log-level": "warn", "runtimes": {"other": {"path": "/bin/other"}}}))
+    assert "registered runsc" in register()
+    merged = json.loads(conf.read_text())
+    assert merged == {"log-level": "warn", "runtimes": {"other": {"path": "/bin/other"}, "runsc": {
+        "path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}}}
+    assert register() == "" and json.loads(conf.read_text()) == merged  # idempotent: nothing to do
+    conf.write_text("{not json")
+    assert register() == "" and conf.read_text() == "{not json"  # left alone, setup goes on
