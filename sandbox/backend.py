@@ -2,7 +2,8 @@
 
 `Sandbox` (sandbox/core.py) validates and prepares each job, then hands it to a backend.
 `DockerBackend` runs it in a warm pool of hardened containers on this machine's engine,
-one pool per container spec, with the transport given (sandbox/transport.py). A sandbox
+one pool per container spec, under the OCI runtime given (runc by default; gVisor's runsc
+when `sandbox.runtime` says so), with the transport given (sandbox/transport.py). A sandbox
 fault in the middle of a job (the container vanished, the harness crashed) is retried
 once on a fresh container, then reported in `RunResult.sandbox_error`. Engine calls that
 time out under load are retried with back-off (sandbox/engine.py `Retry`); if the engine
@@ -22,8 +23,8 @@ import docker
 import requests
 
 from sandbox.api import Limits, RunResult, SandboxError
-from sandbox.engine import (ENGINE_ERRORS, Retry, connect, container_spec, owner_id, remove_instance, remove_orphans,
-                            short_reason)
+from sandbox.engine import (ENGINE_ERRORS, Retry, Runtime, check_runtime, connect, container_spec, owner_id,
+                            remove_instance, remove_orphans, short_reason)
 from sandbox.image import require_image
 from sandbox.pool import Pool, run_job
 from sandbox.protocol import Prepared, assemble, error_tests
@@ -49,12 +50,17 @@ class DockerBackend:
     """Warm container pools on the local Docker engine."""
 
     def __init__(self, image: str, transport: Transport, pool_size: int = 4, max_jobs: int = 200,
-                 client: docker.DockerClient | None = None, client_pool: int = 16, retry: Retry | None = None) -> None:
+                 client: docker.DockerClient | None = None, client_pool: int = 16, retry: Retry | None = None,
+                 runtime: Runtime | str | None = None) -> None:
+        """runtime: the OCI runtime of every container (None: the engine's default, runc;
+        "runsc": gVisor); SandboxError in one sentence if the engine does not know it."""
         self.image, self.transport, self.retry = image, transport, retry or Retry()
+        self.runtime = Runtime.of(runtime)
         self.pool_size, self.max_jobs = max(1, int(pool_size)), max(1, int(max_jobs))
         self.client = client or connect(max_pool_size=client_pool, retry=self.retry)
         try:
             self.retry.call(require_image, self.client, self.image)
+            check_runtime(self.client, self.runtime, self.retry)
             self.owner, self.instance = owner_id(), uuid.uuid4().hex[:12]
             self.orphans_removed = remove_orphans(self.client, self.retry)
         except ENGINE_ERRORS as exc:
@@ -109,7 +115,7 @@ class DockerBackend:
                 raise SandboxError("the sandbox was closed")
             if key not in self._pools:
                 self._pools[key] = Pool(self.client, self.image, limits, self.pool_size, self.max_jobs,
-                                        self.owner, self.instance, self.transport, self.retry)
+                                        self.owner, self.instance, self.transport, self.retry, self.runtime)
             return self._pools[key]
 
     def warm(self, limits: Limits) -> None:

@@ -11,6 +11,8 @@ side by side in one run, on the same generated stdio programs and tests:
    generated here; this is the only place code runs outside the sandbox.
 
 All four run with the same concurrency, and every way must get every test right.
+`--grading ROUNDS` adds the grading guards on vs off (sandbox/bench_grading.py);
+`--runtime-compare ROUNDS` adds gVisor (runsc) beside runc (sandbox/bench_runtime.py).
 `--backend ray` measures the Ray backend beside the warm pool instead (sandbox/bench_ray.py).
 """
 
@@ -27,7 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
-from sandbox import bench_grading
+from sandbox import bench_grading, bench_runtime
 from sandbox.api import Job, Limits, SandboxError, TestCase
 from sandbox.harness.compare import outputs_match
 from sandbox.core import Sandbox
@@ -92,6 +94,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grading", type=int, default=0, metavar="ROUNDS",
                         help="also measure the grading guards (canaries, value tests judged outside) on vs off "
                              "on the warm pool, over ROUNDS interleaved rounds per kind (e.g. 2; default 0: not)")
+    parser.add_argument("--runtime-compare", type=int, default=0, metavar="ROUNDS",
+                        help="also measure gVisor (runtime runsc) beside runc: two pools, the same jobs, ROUNDS "
+                             "interleaved rounds per kind, and docker run per program on the "
+                             "--per-program-programs subset (e.g. 2; default 0: not; needs runsc registered)")
     parser.add_argument("--backend", choices=["docker", "ray"], default="docker",
                         help="ray: the Ray backend beside the local warm pool instead (sandbox/bench_ray.py)")
     parser.add_argument("--ray-address", default=None,
@@ -133,7 +139,8 @@ def _docker_run(box: Sandbox, jobs: list[Job], concurrency: int) -> int:
     def one(job: Job) -> int:
         prepared = prepare(job.program, job.tests, job.kind, box.limits, None)
         out, err, _ = run_once(box.client, box.image, box.limits, box.owner, prepared.payload,
-                               prepared.deadline_s, box.instance, box.backend.retry)  # type: ignore[attr-defined]
+                               prepared.deadline_s, box.instance, box.backend.retry,  # type: ignore[attr-defined]
+                               box.backend.runtime)  # type: ignore[attr-defined]
         return sum(t.passed for t in assemble(prepared, out, err).result.tests)
 
     with ThreadPoolExecutor(concurrency) as pool:
@@ -142,7 +149,7 @@ def _docker_run(box: Sandbox, jobs: list[Job], concurrency: int) -> int:
 
 def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_program: int | None,
                   per_test: int, concurrency: int | None, log: Callable[[str], None] = print,
-                  grading_rounds: int = 0) -> dict[str, Any]:
+                  grading_rounds: int = 0, runtime_rounds: int = 0) -> dict[str, Any]:
     concurrency = concurrency or section.concurrency
     jobs = make_jobs(programs, tests)
     per_program = min(programs, per_program if per_program is not None else programs)
@@ -173,14 +180,17 @@ def run_benchmark(section: SandboxSettings, programs: int, tests: int, per_progr
             rows.append(timed("bare python3 per test", programs, programs * tests,
                                lambda: _bare(jobs, python, box.limits, concurrency, tmp)))
         grading = bench_grading.measure(box, jobs, grading_rounds, log) if grading_rounds > 0 else None
+        runtime = (bench_runtime.measure(section, opts, box.client, jobs, runtime_rounds, per_program, concurrency, log)
+                   if runtime_rounds > 0 else None)
     pool = rows[0]["tests_per_s"]
     return {
-        "grading": grading,
+        "grading": grading, "runtime": runtime,
         "programs": programs, "tests_per_program": tests, "concurrency": concurrency,
         "cpus": os.cpu_count(), "python": python, "pool_warmup_s": round(warm_s, 2),
         "subsets": {"docker_run_per_program": per_program, "docker_run_per_test": per_test},
         "ways": rows,
-        "all_correct": all(r["passed"] == r["tests"] for r in rows) and (grading or {}).get("all_correct", True),
+        "all_correct": all(r["passed"] == r["tests"] for r in rows) and (grading or {}).get("all_correct", True)
+                       and (runtime or {}).get("all_correct", True),
         "ratios": {"pool_vs_docker_run_per_test": round(pool / rows[3]["tests_per_s"], 2),
                    "pool_vs_docker_run_per_program": round(pool / rows[2]["tests_per_s"], 2),
                    "pool_vs_bare_python": round(pool / rows[4]["tests_per_s"], 2),
@@ -220,6 +230,8 @@ def render(report: dict[str, Any]) -> str:
     lines.append(f"pool warm-up (not timed above): {report['pool_warmup_s']:.2f} s; bare python: {report['python']}")
     if report.get("grading"):
         lines += bench_grading.render(report["grading"])
+    if report.get("runtime"):
+        lines += bench_runtime.render(report["runtime"])
     if not report["all_correct"]:
         lines.append("WARNING: some way did not pass every test; see the 'correct' column")
     return "\n".join(lines)
@@ -239,7 +251,8 @@ def main(args: argparse.Namespace, settings: Any) -> int:
             return 0 if report["all_correct"] else 1
         report = run_benchmark(settings.sandbox, args.programs, args.tests, args.per_program_programs,
                                args.per_test_programs, args.concurrency, log=log,
-                               grading_rounds=int(getattr(args, "grading", 0) or 0))
+                               grading_rounds=int(getattr(args, "grading", 0) or 0),
+                               runtime_rounds=int(getattr(args, "runtime_compare", 0) or 0))
     except ENGINE_ERRORS as exc:  # after the retries (sandbox/engine.py); the pools are closed by now
         raise SandboxError(f"the benchmark lost the Docker engine ({short_reason(exc)}) even after retrying "
                            "with back-off; it may be starved of CPU, so run it when the machine is less loaded"

@@ -27,7 +27,7 @@ import docker
 
 from sandbox.api import Job, Limits, Project, RunResult, TestCase
 from sandbox.backend import Backend, DockerBackend
-from sandbox.engine import Retry
+from sandbox.engine import Retry, Runtime
 from sandbox.image import image_tag
 from sandbox.protocol import prepare
 from sandbox.transport import Transport, make_transport
@@ -47,21 +47,26 @@ class Sandbox:
                  max_jobs_per_container: int = 200, concurrency: int = 4,
                  client: docker.DockerClient | None = None, transport: str | Transport = "attach",
                  backend: Backend | None = None, canaries: bool = True, outside_checks: bool = True,
-                 engine_retries: int = 4, engine_backoff_s: float = 0.5) -> None:
+                 engine_retries: int = 4, engine_backoff_s: float = 0.5, runtime: "str | Runtime | None" = None,
+                 runtime_extra_pids: dict[str, int] | None = None) -> None:
         """transport: "attach" (default) hands each job to the container's PID 1, a warm
         fork server, over the attach socket; "exec" runs one `docker exec` per job; or a
         Transport object. backend: where jobs run (default: a DockerBackend built from the
         other arguments). canaries: hidden tamper canaries in every job (sandbox/canary.py);
         outside_checks: value-shaped function tests judged here (sandbox/checks.py).
         engine_retries / engine_backoff_s: Docker calls that time out under load are retried
-        that many times in all, with exponential back-off from that wait."""
+        that many times in all, with exponential back-off from that wait. runtime: the OCI
+        runtime of the containers (None: the engine's default, runc; "runsc": gVisor); the
+        engine must know it (SandboxError in one sentence otherwise); runtime_extra_pids:
+        host pids a runtime needs on top of limits.pids (sandbox/engine.py `Runtime`)."""
         self.limits = limits or Limits()
         self.canaries, self.outside_checks = bool(canaries), bool(outside_checks)
         self.concurrency = max(1, int(concurrency))
         self.transport = make_transport(transport)
         self.backend: Backend = backend or DockerBackend(
             image_tag(image), self.transport, pool_size, max_jobs_per_container, client,
-            client_pool=max(16, 2 * self.concurrency + 4), retry=Retry(int(engine_retries), float(engine_backoff_s)))
+            client_pool=max(16, 2 * self.concurrency + 4), retry=Retry(int(engine_retries), float(engine_backoff_s)),
+            runtime=Runtime.of(runtime, runtime_extra_pids))
         self.image = self.backend.image
         self._slots = threading.BoundedSemaphore(self.concurrency)
         self._batches = callable(getattr(self.backend, "execute_many", None))  # bounds its own in-flight jobs
@@ -84,6 +89,7 @@ class Sandbox:
             kwargs["backend"] = RayBackend(image_tag(kwargs["image"]), make_transport(kwargs["transport"]).name,
                                            kwargs["pool_size"], kwargs["max_jobs_per_container"],
                                            engine_retry=(kwargs["engine_retries"], kwargs["engine_backoff_s"]),
+                                           runtime=Runtime.of(kwargs["runtime"], kwargs["runtime_extra_pids"]),
                                            **settings.ray.model_dump())
         return cls(**kwargs)
 

@@ -4,7 +4,9 @@ sandbox container gets, owner labels, and removal of orphans left by dead proces
 Every container: no network, read-only root, size-capped tmpfs /work and /tmp (nosuid,
 nodev, noexec), non-root user, all capabilities dropped, no-new-privileges, no IPC
 namespace sharing, pids limit, memory limit with swap equal to it, CPU quota, nofile and
-core ulimits, no logging, auto-remove. Containers carry the owner's host:pid:start-time, so
+core ulimits, no logging, auto-remove; under the OCI runtime chosen in `sandbox.runtime`
+(the engine's default, runc, or gVisor's runsc; `check_runtime` asks the engine once whether
+it knows it). Containers carry the owner's host:pid:start-time, so
 a process removes only orphans whose owner is dead, never a live neighbour's containers.
 A starved engine is not a crash: calls that time out or lose their connection are retried
 with exponential back-off (`Retry`); a container a timed-out create made anyway carries
@@ -53,6 +55,26 @@ class Retry:
 
 
 NO_RETRY = Retry(attempts=1)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The OCI runtime of the containers (config: sandbox.runtime, sandbox.runtime_extra_pids):
+    `name` None is the engine's default (runc); under "runsc" (gVisor) the container's host pids
+    cgroup also counts gVisor's own threads and ptrace stubs (about 30 idle, more per program
+    thread), so `extra_pids` are added to limits.pids there."""
+
+    name: str | None = None
+    extra_pids: int = 0
+
+    @classmethod
+    def of(cls, name: "str | Runtime | None", extra_pids: dict[str, int] | None = None) -> "Runtime":
+        if isinstance(name, Runtime):
+            return name
+        return cls(name or None, int((extra_pids or {}).get(name or "", 0)))
+
+
+DEFAULT_RUNTIME = Runtime()
 
 
 def connect(timeout: int = 120, max_pool_size: int = 16, retry: Retry = NO_RETRY) -> docker.DockerClient:
@@ -158,18 +180,36 @@ def container_spec(limits: Limits) -> tuple:
     return (limits.memory_mb, limits.pids, limits.cpus, limits.workdir_mb)
 
 
+def engine_runtimes(client: docker.DockerClient, retry: Retry = NO_RETRY) -> list[str]:
+    """The OCI runtimes the engine knows (`docker info`'s Runtimes)."""
+    return sorted((retry.call(client.info) or {}).get("Runtimes") or {})
+
+
+def check_runtime(client: docker.DockerClient, runtime: Runtime, retry: Retry = NO_RETRY) -> None:
+    """SandboxError unless the engine knows the OCI runtime (None: the engine's default, runc);
+    asked once when a sandbox opens, not per container."""
+    if not runtime.name:
+        return
+    known = engine_runtimes(client, retry)
+    if runtime.name not in known:
+        raise SandboxError(f"the Docker engine has no runtime {runtime.name!r} (it has: {', '.join(known) or 'none'}); "
+                           "register it in /etc/docker/daemon.json and reload dockerd, as "
+                           "scripts/register-runsc.sh does for runsc (see README, sandbox.runtime)")
+
+
 def create_kwargs(client: docker.DockerClient, image: str, limits: Limits, command: list[str],
-                  owner: str, instance: str = "") -> dict[str, Any]:
-    """Arguments for `client.api.create_container`: the hardening of DESIGN.md §4."""
+                  owner: str, instance: str = "", runtime: Runtime = DEFAULT_RUNTIME) -> dict[str, Any]:
+    """Arguments for `client.api.create_container`: the hardening of DESIGN.md §4, under the
+    OCI runtime `runtime` (the engine's default, runc; or e.g. gVisor's runsc)."""
     memory = limits.memory_mb + 2 * limits.workdir_mb + HARNESS_OVERHEAD_MB
     tmpfs_opts = f"rw,nosuid,nodev,noexec,size={limits.workdir_mb}m,uid=10001,gid=10001"
     host_config = client.api.create_host_config(
         auto_remove=True, read_only=True, network_mode="none", ipc_mode="none",
         cap_drop=["ALL"], security_opt=["no-new-privileges"], privileged=False,
-        pids_limit=limits.pids, mem_limit=f"{memory}m", memswap_limit=f"{memory}m",
+        pids_limit=limits.pids + runtime.extra_pids, mem_limit=f"{memory}m", memswap_limit=f"{memory}m",
         nano_cpus=int(limits.cpus * 1e9), tmpfs={"/work": tmpfs_opts, "/tmp": tmpfs_opts},
         ulimits=[Ulimit(name="nofile", soft=1024, hard=1024), Ulimit(name="core", soft=0, hard=0)],
-        log_config=LogConfig(type="none"),
+        log_config=LogConfig(type="none"), runtime=runtime.name,
     )
     return dict(image=image, command=command, user=SANDBOX_USER, working_dir="/work",
                 stdin_open=True, tty=False, network_disabled=True,  # detach=False -> StdinOnce

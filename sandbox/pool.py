@@ -19,7 +19,8 @@ import weakref
 import docker
 
 from sandbox.api import Limits, SandboxError
-from sandbox.engine import ENGINE_ERRORS, NO_RETRY, Retry, create_kwargs, harness_command, remove
+from sandbox.engine import (DEFAULT_RUNTIME, ENGINE_ERRORS, NO_RETRY, Retry, Runtime, create_kwargs, harness_command,
+                            remove)
 from sandbox.protocol import close_hijacked, exchange
 from sandbox.transport import Transport
 
@@ -54,8 +55,8 @@ os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def start_warm(client: docker.DockerClient, image: str, limits: Limits, owner: str, instance: str,
-               transport: Transport, retry: Retry = NO_RETRY) -> Warm:
-    kwargs = create_kwargs(client, image, limits, transport.init_command(), owner, instance)
+               transport: Transport, retry: Retry = NO_RETRY, runtime: Runtime = DEFAULT_RUNTIME) -> Warm:
+    kwargs = create_kwargs(client, image, limits, transport.init_command(), owner, instance, runtime)
     cid = retry.call(client.api.create_container, **kwargs)["Id"]
     try:
         sock = retry.call(client.api.attach_socket, cid, params=dict(transport.attach_params))
@@ -72,9 +73,10 @@ def run_job(client: docker.DockerClient, warm: Warm, payload: bytes, timeout_s: 
 
 
 def run_once(client: docker.DockerClient, image: str, limits: Limits, owner: str, payload: bytes,
-             timeout_s: float, instance: str = "", retry: Retry = NO_RETRY) -> tuple[bytes, bytes, bool]:
+             timeout_s: float, instance: str = "", retry: Retry = NO_RETRY,
+             runtime: Runtime = DEFAULT_RUNTIME) -> tuple[bytes, bytes, bool]:
     """`docker run --rm -i` of the harness for one job, through the API (no CLI start-up)."""
-    kwargs = create_kwargs(client, image, limits, harness_command("run"), owner, instance)
+    kwargs = create_kwargs(client, image, limits, harness_command("run"), owner, instance, runtime)
     cid = retry.call(client.api.create_container, **kwargs)["Id"]
     result: tuple[bytes, bytes, bool] = (b"", b"", False)
     try:
@@ -96,12 +98,14 @@ def run_once(client: docker.DockerClient, image: str, limits: Limits, owner: str
 
 
 class Pool:
-    """Up to `size` warm containers of one spec; one job per container at a time."""
+    """Up to `size` warm containers of one spec (under the OCI runtime `runtime`: the engine's
+    default unless given); one job per container at a time."""
 
     def __init__(self, client: docker.DockerClient, image: str, limits: Limits, size: int,
-                 max_jobs: int, owner: str, instance: str, transport: Transport, retry: Retry = NO_RETRY) -> None:
+                 max_jobs: int, owner: str, instance: str, transport: Transport, retry: Retry = NO_RETRY,
+                 runtime: Runtime = DEFAULT_RUNTIME) -> None:
         self.client, self.image, self.limits, self.owner = client, image, limits, owner
-        self.instance, self.transport, self.retry = instance, transport, retry
+        self.instance, self.transport, self.retry, self.runtime = instance, transport, retry, runtime
         self.size, self.max_jobs = max(1, size), max(1, max_jobs)
         self._idle: list[Warm] = []
         self._all: dict[str, Warm] = {}
@@ -123,7 +127,7 @@ class Pool:
                 self._cond.wait()
         try:
             warm = start_warm(self.client, self.image, self.limits, self.owner, self.instance, self.transport,
-                              self.retry)
+                              self.retry, self.runtime)
         finally:
             with self._cond:
                 self._starting -= 1

@@ -45,7 +45,7 @@ class SandboxWorker:
     """The actor on one node: a warm Docker pool on that node's engine."""
 
     def __init__(self, image: str, transport: str, pool_size: int, max_jobs: int,
-                 engine_retry: tuple[int, float] = (4, 0.5)) -> None:
+                 engine_retry: tuple[int, float] = (4, 0.5), runtime: Any = None) -> None:
         import ray
 
         from sandbox.backend import DockerBackend
@@ -53,7 +53,8 @@ class SandboxWorker:
         from sandbox.transport import make_transport
 
         self.backend = DockerBackend(image, make_transport(transport), pool_size, max_jobs,
-                                     client_pool=max(16, 2 * pool_size + 4), retry=Retry(*engine_retry))
+                                     client_pool=max(16, 2 * pool_size + 4), retry=Retry(*engine_retry),
+                                     runtime=runtime)
         self.node_id = ray.get_runtime_context().get_node_id()
 
     def identity(self) -> tuple[str, int]:
@@ -84,12 +85,14 @@ class RayBackend:
 
     def __init__(self, image: str, transport: Any = "attach", pool_size: int = 4, max_jobs: int = 200,
                  address: str = "auto", resource: str = "", in_flight: int = 0, retries: int = 3,
-                 namespace: str = "cobalt-sandbox", engine_retry: tuple[int, float] = (4, 0.5)) -> None:
+                 namespace: str = "cobalt-sandbox", engine_retry: tuple[int, float] = (4, 0.5),
+                 runtime: Any = None) -> None:
         self.ray = _ray()
         self.image, self.transport = image, str(transport)
         self.pool_size, self.max_jobs = max(1, int(pool_size)), max(1, int(max_jobs))
         self.resource, self.retries = resource, max(0, int(retries))
         self.engine_retry = (int(engine_retry[0]), float(engine_retry[1]))  # each worker's Docker calls
+        self.runtime = runtime  # each worker's OCI runtime (sandbox/engine.py Runtime; its node's engine must know it)
         self.per_worker = int(in_flight) or 2 * self.pool_size
         self.lost = _lost_errors(self.ray)
         self.jobs_by_node: Counter[str] = Counter()
@@ -137,7 +140,7 @@ class RayBackend:
             if self.resource:
                 options["resources"] = {self.resource: 0.001}
             handle = actor_cls.options(**options).remote(self.image, self.transport, self.pool_size, self.max_jobs,
-                                                         self.engine_retry)
+                                                         self.engine_retry, self.runtime)
             started[node_id] = handle
         for node_id, handle in started.items():
             try:
@@ -145,6 +148,9 @@ class RayBackend:
             except self.lost as exc:
                 self.ray.kill(handle)
                 if node_id in self._nodes():  # alive node, but its worker cannot start: a real error
+                    own = _sandbox_error(exc)  # e.g. that node's engine lacks sandbox.runtime: its one sentence
+                    if own:
+                        raise SandboxError(own) from None
                     raise SandboxError(f"the sandbox worker on Ray node {node_id[:12]} could not start "
                                        f"({_reason(exc)}): check Docker and the sandbox image on that host") from None
                 continue
@@ -270,6 +276,14 @@ class RayBackend:
                 pass
         if self._owns_ray:
             self.ray.shutdown()
+
+
+def _sandbox_error(exc: BaseException) -> str:
+    """The message of a SandboxError raised in a worker's creation, from Ray's error text."""
+    for line in str(exc).splitlines():
+        if "SandboxError: " in line:
+            return line.split("SandboxError: ", 1)[1].strip()
+    return ""
 
 
 def _reason(exc: BaseException) -> str:

@@ -47,6 +47,12 @@ class SandboxSettings(BaseModel):
     outside_checks: bool = Field(True, description="Judge `assert CALL == EXPECTED`-shaped function tests "
                                                    "outside the program's process (the expected value never "
                                                    "enters it).")
+    runtime: str | None = Field(None, description="The containers' OCI runtime: null for the engine's default "
+                                                  "(runc), runsc for gVisor (a user-space kernel between the "
+                                                  "program and the host; registered by scripts/register-runsc.sh).")
+    runtime_extra_pids: dict[str, int] = Field(default_factory=lambda: {"runsc": 192},
+                                               description="Host pids a runtime needs on top of limits.pids (gVisor's "
+                                                           "own threads count in the container's pids cgroup).")
     engine_retries: int = Field(4, ge=1, description="Attempts in all for a Docker call that times out under load.")
     engine_backoff_s: float = Field(0.5, ge=0, description="First wait between those attempts (then doubled).")
     limits: Limits = Field(default_factory=Limits, description="Per-run resource limits (timeout_s per test, "

@@ -13,6 +13,8 @@ if ! ls /usr/lib/*/libtcmalloc_minimal.so.4 >/dev/null 2>&1 && [ "$(id -u)" = 0 
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libtcmalloc-minimal4 >/dev/null) \
     || echo "warning: libtcmalloc-minimal4 could not be installed; the server runs without it" >&2
 fi
+# gVisor (sandbox.runtime: runsc) is optional: registered with dockerd where possible, never fatal.
+bash "$(dirname "$0")/register-runsc.sh" || true
 if docker info >/dev/null 2>&1; then exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   cat >&2 <<'MSG'

@@ -1,17 +1,20 @@
 """Fixtures for the sandbox tests. They use the REAL Docker engine and build the sandbox
 image if it is missing (fast when it exists). One session-scoped Sandbox keeps the suite
 fast (one per transport); when the session ends, no container owned by this process may
-be left."""
+be left. COBALT_TEST_RUNTIME=runsc runs the `sandbox` fixture's pool under gVisor (default:
+the engine's runc)."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
 
 from sandbox import Limits, Sandbox, SandboxError, build_image
 from sandbox.core import open_sandboxes
-from sandbox.engine import INSTANCE_LABEL, connect, owned_containers
+from sandbox.engine import INSTANCE_LABEL, Runtime, connect, owned_containers
+from sandbox.settings import SandboxSettings
 
 # Timeout tests use their own 1 s limits; the rest get 5 s of slack for a loaded machine.
 # Memory stays far below the 2 GB the tests try.
@@ -53,7 +56,9 @@ def no_container_left():
 @pytest.fixture(scope="session", params=["attach", "exec"])
 def sandbox(request, docker_client):
     """Every test that uses it runs on both transports (PID 1 fork server, docker exec)."""
-    box = Sandbox(pool_size=2, concurrency=2, limits=LIMITS, client=docker_client, transport=request.param)
+    runtime = Runtime.of(os.environ.get("COBALT_TEST_RUNTIME") or None, SandboxSettings().runtime_extra_pids)
+    box = Sandbox(pool_size=2, concurrency=2, limits=LIMITS, client=docker_client, transport=request.param,
+                  runtime=runtime)
     box.warm()
     yield box
     box.close()

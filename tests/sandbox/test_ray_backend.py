@@ -25,9 +25,9 @@ def cluster():
         yield nodes
 
 
-def _sandbox(cluster: LocalRayCluster) -> Sandbox:
+def _sandbox(cluster: LocalRayCluster, **extra) -> Sandbox:
     section = {"backend": "ray", "pool_size": 1, "limits": {"timeout_s": 5.0},
-               "ray": {"address": cluster.address, "resource": RESOURCE, "in_flight": 2}}
+               "ray": {"address": cluster.address, "resource": RESOURCE, "in_flight": 2}, **extra}
     return Sandbox.from_config(section)
 
 
@@ -82,6 +82,24 @@ def test_node_killed_mid_batch_loses_no_result(cluster):
     assert len(results) == len(jobs)
     assert [r.sandbox_error for r in results] == [None] * len(jobs)
     assert all(r.all_passed for r in results), [r.to_dict() for r in results if not r.all_passed]
+
+
+def test_the_runtime_reaches_every_nodes_worker(cluster, docker_client):
+    from sandbox.engine import LABEL, engine_runtimes
+
+    with pytest.raises(SandboxError) as err:
+        _sandbox(cluster, runtime="no-such-runtime")
+    assert str(err.value).startswith("the Docker engine has no runtime 'no-such-runtime'")
+    if "runsc" not in engine_runtimes(docker_client):
+        pytest.skip("runsc (gVisor) is not registered with the Docker engine; run scripts/register-runsc.sh")
+    with _sandbox(cluster, runtime="runsc") as box:
+        results = box.run_many(make_jobs(6, 2))
+        owners = {c["Labels"]["cobalt.sandbox.owner"]: docker_client.api.inspect_container(c["Id"])["HostConfig"]
+                  for c in docker_client.api.containers(filters={"label": LABEL})}
+        workers = set(box.backend.workers().values())
+    assert all(r.all_passed for r in results) and len(box.backend.jobs_by_node) == 2
+    mine = {owner: host["Runtime"] for owner, host in owners.items() if int(owner.split(":")[1]) in workers}
+    assert len(mine) == 2 and set(mine.values()) == {"runsc"}, mine
 
 
 def test_sandbox_package_does_not_import_ray():
