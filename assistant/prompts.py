@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 PROMPTS_YAML = REPO_CONFIGS / "prompts.yaml"
 MARKER = "Here is the execution feedback:"
-DEFAULT_ANSWER_FORMAT = "reason_first"
+DEFAULT_ANSWER_FORMAT = "code_first"
 DEFAULT_FEEDBACK_WORDING = "instruction_last"
 
 SYSTEM_PROMPT = """You are a careful Python programming assistant who helps the user solve coding problems.
