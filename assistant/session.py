@@ -3,8 +3,9 @@ sandbox -> feedback -> next turn, up to T turns, stopping once every public test
 
 Each turn's program runs once against the public and hidden tests together; only the
 public results become feedback, hidden results are stored and never shown to the model.
-A reply whose program repeats an earlier turn's (whitespace-normalised) is resampled at a
-higher temperature, up to `repeat_resamples` times, and the turn records it. The loop
+A reply whose program repeats an earlier turn's (whitespace-normalised), or the problem's
+starter code as given, is resampled at a higher temperature, up to `repeat_resamples`
+times, and the turn records it. The loop
 knows no store: `assistant.recorder` subscribes to its events and writes every finished
 turn in its own transaction before the next begins. Model errors (after the client's retries) and sandbox faults end the session with a
 status and a message; `run` never raises for them.
@@ -202,6 +203,8 @@ class Session:
         index, messages = len(self.turns), self.context()
         temperature = self.settings.temperature_for(index)
         earlier = {extract.normalise(t.program) for t in self.turns if t.program}
+        if self.problem.starter_code.strip():  # a copy of the given stub or file is no answer
+            earlier.add(extract.normalise(self.problem.starter_code))
         reply = self._sample(index, messages, 0, temperature)
         resamples = 0
         while (self._is_repeat(reply.text, earlier) and resamples < self.settings.repeat_resamples):

@@ -45,7 +45,7 @@ class ModelSettings(Section):
 
 
 class SpeculativeSettings(Section):
-    enabled: bool = Field(True, description="Serve with vLLM speculative decoding (started again without it "
+    enabled: bool = Field(False, description="Serve with vLLM speculative decoding (started again without it "
                                             "when the server refuses).")
     method: str = Field("ngram", description="vLLM's proposer: ngram is prompt lookup, no draft model.")
     num_speculative_tokens: int = Field(4, ge=1, description="Tokens proposed per step.")

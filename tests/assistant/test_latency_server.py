@@ -21,6 +21,11 @@ PROMPT = [{"role": "user", "content": "Write a Python function that adds two num
                                       "then explain it in detail."}]
 
 
+def spec_on(section: Any) -> Any:
+    """The server settings with n-gram speculative decoding on (configs/default.yaml leaves it off)."""
+    return section.model_copy(update={"speculative": section.speculative.model_copy(update={"enabled": True})})
+
+
 @pytest.fixture(scope="module")
 def smol(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator[server.ServerInfo]:
     from assistant.settings import PathsSettings
@@ -28,7 +33,7 @@ def smol(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator
     if not models.is_prepared("smollm2", test_config.paths):
         models.prepare("smollm2", test_config.paths)
     paths = PathsSettings(data_dir=tmp_path_factory.mktemp("smol-server-home"), cache_dir=test_config.paths.cache_dir)
-    info, proc = server.start(test_config.server, paths, "smollm2", port=free_port(), progress=lambda _: None)
+    info, proc = server.start(spec_on(test_config.server), paths, "smollm2", port=free_port(), progress=lambda _: None)
     try:
         yield info
     finally:
@@ -66,7 +71,7 @@ def test_ngram_speculative_decoding_runs_and_is_counted(smol: server.ServerInfo)
 
 
 def test_a_server_refusing_speculative_decoding_starts_without_it(home_config: Any) -> None:
-    refused = home_config.server.speculative.model_copy(update={"method": "no-such-proposer"})
+    refused = home_config.server.speculative.model_copy(update={"method": "no-such-proposer", "enabled": True})
     section = home_config.server.model_copy(update={"speculative": refused})
     lines: list[str] = []
     info, proc = server.start(section, home_config.paths, "tiny", port=free_port(), progress=lines.append)
@@ -82,7 +87,7 @@ def test_a_server_refusing_speculative_decoding_starts_without_it(home_config: A
 def test_the_options_can_be_switched_off(test_config: Any) -> None:
     from pathlib import Path
 
-    on, env = server.command(Path("/m"), "m", test_config.server, 1)
+    on, env = server.command(Path("/m"), "m", spec_on(test_config.server), 1)
     assert "--speculative-config" in on and "--enable-prefix-caching" in on
     section = test_config.server.model_copy(update={
         "speculative": test_config.server.speculative.model_copy(update={"enabled": False}),

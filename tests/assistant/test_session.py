@@ -84,6 +84,16 @@ def test_repeated_program_is_resampled_at_the_repeat_temperature(cobalt_home: Pa
     assert client.calls[1]["messages"] == client.calls[2]["messages"] == client.calls[3]["messages"]
 
 
+def test_a_copy_of_the_starter_code_is_resampled(cobalt_home: Path, sandbox: Any) -> None:
+    problem = sum_problem()
+    problem.starter_code = "a, b = map(int, input().split())\n...\n"
+    client = ScriptedClient([answer("a, b = map(int, input().split())\n...  "), answer(RIGHT_SUM)])
+    session = Session(problem, client, sandbox, LoopSettings(turns=2, repeat_resamples=1))
+    assert session.run() == PASSED
+    assert [(t.resamples, t.program) for t in session.turns] == [(1, RIGHT_SUM + "\n")]
+    assert len(client.calls) == 2
+
+
 def test_a_program_still_repeating_after_all_resamples_is_kept_and_marked(cobalt_home: Path, sandbox: Any) -> None:
     client = ScriptedClient([answer(WRONG_SUM)] * 3)
     session, _ = _session(client, sandbox, None, turns=2, repeat_resamples=1)
