@@ -14,6 +14,7 @@ import time
 from typing import Any, Callable
 
 from sandbox.api import Job, TestCase
+from sandbox.bench_table import way_table
 from sandbox.core import Sandbox
 
 TARGET = 0.9
@@ -76,11 +77,7 @@ def measure(box: Sandbox, stdio_jobs: list[Job], rounds: int = 2,
 
 def render(report: dict[str, Any]) -> list[str]:
     lines = [f"grading guards (canary per job + value tests judged outside), on vs off, "
-             f"{report['rounds']} interleaved rounds:",
-             f"{'way':<28}{'tests':>7}{'seconds':>9}{'tests/s':>9}{'correct':>9}{'tampered':>9}"]
-    for row in report["rows"]:
-        lines.append(f"{row['way']:<28}{row['tests']:>7}{row['seconds']:>9.2f}{row['tests_per_s']:>9.1f}"
-                     f"{row['passed']:>9}{row['tampered']:>9}")
+             f"{report['rounds']} interleaved rounds:", *way_table(report["rows"], 28, extra=("tampered",))]
     for key, ratio in report["ratios"].items():
         verdict = "ok" if ratio >= report["target"] else "BELOW TARGET"
         lines.append(f"{key.replace('_', ' '):<32}{ratio:>7.3f}   target >= {report['target']:g}   {verdict}")

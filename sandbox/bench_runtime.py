@@ -16,6 +16,7 @@ import time
 from typing import Any, Callable
 
 from sandbox.api import Job
+from sandbox.bench_table import way_table
 from sandbox.core import Sandbox
 
 COMPARED = "runsc"
@@ -78,11 +79,7 @@ def _row(way: str, tests: int, seconds: float, passed: int) -> dict[str, Any]:
 
 def render(report: dict[str, Any]) -> list[str]:
     lines = [f"runtime: runc (the engine's default) vs {report['compared']} (gVisor), same settings, "
-             f"{report['rounds']} interleaved rounds for the pools:",
-             f"{'way':<30}{'tests':>7}{'seconds':>9}{'tests/s':>9}{'correct':>9}"]
-    for row in report["rows"]:
-        lines.append(f"{row['way']:<30}{row['tests']:>7}{row['seconds']:>9.2f}{row['tests_per_s']:>9.1f}"
-                     f"{row['passed']:>9}")
+             f"{report['rounds']} interleaved rounds for the pools:", *way_table(report["rows"], 30)]
     for key, ratio in report["ratios"].items():
         lines.append(f"{key.replace('_', ' '):<44}{ratio:>7.3f}")
     lines.append("pool warm-up (s): " + ", ".join(f"{k} {v:.2f}" for k, v in report["warmup_s"].items()))
