@@ -97,7 +97,7 @@ def test_the_runtime_reaches_every_nodes_worker(cluster, docker_client):
         owners = {c["Labels"]["cobalt.sandbox.owner"]: docker_client.api.inspect_container(c["Id"])["HostConfig"]
                   for c in docker_client.api.containers(filters={"label": LABEL})}
         workers = set(box.backend.workers().values())
-    assert all(r.all_passed for r in results) and len(box.backend.jobs_by_node) == 2
+    assert all(r.all_passed for r in results)  # which node ran the jobs is Ray's choice; every worker's pool is checked below
     mine = {owner: host["Runtime"] for owner, host in owners.items() if int(owner.split(":")[1]) in workers}
     assert len(mine) == 2 and set(mine.values()) == {"runsc"}, mine
 

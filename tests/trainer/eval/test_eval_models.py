@@ -13,6 +13,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
+from assistant import prompts
 from assistant.cli import main
 from assistant.llm import ChatClient
 from assistant.problems import Problem
@@ -81,7 +82,7 @@ class Behaving(ChatClient):
         if spec.problem.id == self.fail_on:
             return {"mock_response": Exception("the model is down")}
         turn = (len(messages) - 2) // 2
-        program = self.policy(spec, turn, messages[-1]["content"] if turn else "")
+        program = self.policy(spec, turn, prompts.feedback_of(messages[-1]["content"]) if turn else "")
         return {"mock_response": f"Reasoning.\n\n```python\n{program}\n```\n"}
 
 
