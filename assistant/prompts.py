@@ -62,11 +62,13 @@ def _config(path: Path = PROMPTS_YAML) -> dict[str, Any]:
     return read_yaml(path)
 
 
+@lru_cache(maxsize=8)
 def answer_formats(path: Path = PROMPTS_YAML) -> dict[str, str]:
     """The named answer-format paragraphs of configs/prompts.yaml."""
     return {str(k): str(v).strip() for k, v in (_config(path).get("answer_formats") or {}).items()}
 
 
+@lru_cache(maxsize=8)
 def feedback_wordings(path: Path = PROMPTS_YAML) -> dict[str, tuple[str, str]]:
     """The named feedback wordings of configs/prompts.yaml as (prefix, suffix)."""
     out = {}
@@ -139,6 +141,7 @@ class PromptStyle:
         return [*last.messages, assistant_message(last.reply), {"role": "user", "content": last.feedback_message}]
 
 
+@lru_cache(maxsize=32)
 def style(answer_format: str = DEFAULT_ANSWER_FORMAT, feedback_wording: str = DEFAULT_FEEDBACK_WORDING,
           path: Path = PROMPTS_YAML) -> PromptStyle:
     """The prompt style with these names (configs/prompts.yaml); PromptError names a bad one."""

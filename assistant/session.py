@@ -202,9 +202,7 @@ class Session:
         """One model turn (with repeat resampling). Raises LLMError / SandboxError."""
         index, messages = len(self.turns), self.context()
         temperature = self.settings.temperature_for(index)
-        earlier = {extract.normalise(t.program) for t in self.turns if t.program}
-        if self.problem.starter_code.strip():  # a copy of the given stub or file is no answer
-            earlier.add(extract.normalise(self.problem.starter_code))
+        earlier = self._earlier_programs()
         reply = self._sample(index, messages, 0, temperature)
         resamples = 0
         while (self._is_repeat(reply.text, earlier) and resamples < self.settings.repeat_resamples):
@@ -231,6 +229,14 @@ class Session:
             raise
         return self._record(turn)
 
+    def _earlier_programs(self) -> set[str]:
+        """The normalised programs a new reply must not repeat: earlier turns' and the starter
+        code as given (a copy of the given stub or file is no answer)."""
+        earlier = {extract.normalise(t.program) for t in self.turns if t.program}
+        if self.problem.starter_code.strip():
+            earlier.add(extract.normalise(self.problem.starter_code))
+        return earlier
+
     @staticmethod
     def _is_repeat(reply: str, earlier: set[str]) -> bool:
         program = extract.code(reply)
@@ -239,7 +245,7 @@ class Session:
     def _execute(self, index: int, messages: list[Message], reply: str, author: str) -> Turn:
         sid = self._start()
         program = extract.code(reply)
-        earlier = {extract.normalise(t.program) for t in self.turns if t.program}
+        earlier = self._earlier_programs()
         self._emit(ProgramExtracted(sid, index, program,
                                     program is not None and extract.normalise(program) in earlier))
         public = hidden = None
