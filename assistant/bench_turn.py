@@ -154,9 +154,8 @@ def loop_for(on: frozenset[str], loop: LoopSettings, args: argparse.Namespace) -
 
 def run_config(on: frozenset[str], info: server.ServerInfo, problems: list[Problem], settings: Settings,
                args: argparse.Namespace, sandbox: Any) -> dict[str, Any]:
-    m = settings.model
     client = ChatClient(f"hosted_vllm/{info.model}", api_base=info.api_base, display_name=info.model,
-                        timeout_s=m.timeout_s, retries=m.retries, max_tokens=m.max_tokens, stop_at_fence="fence" in on)
+                        **(settings.model.client_options() | {"stop_at_fence": "fence" in on}))
     loop = loop_for(on, settings.loop, args)
     client.chat([{"role": "user", "content": "Say hi."}], max_tokens=4)  # warm-up: a cold server's first request is slow
     before, rows = read_metrics(info.api_base), []

@@ -32,8 +32,7 @@ def resolve_client(settings: ModelSettings, model: str | None = None, *, server:
     With no `adapter`, a local model is served through its promoted adapter, if any
     (hot-loaded when the server lacks it); `adapter="base"` forces the bare base model."""
     name = model or settings.name
-    common = dict(timeout_s=settings.timeout_s, retries=settings.retries, max_tokens=settings.max_tokens,
-                  stop_at_fence=settings.stop_at_fence)
+    common = settings.client_options()
     is_local = name in models.catalog() or models.is_prepared(name, paths) or Path(name).expanduser().is_dir()
     if not is_local and is_provider_model(name):
         return ChatClient(name, display_name=name, **common)

@@ -9,6 +9,8 @@ With `stop_at_fence` (the default) every request streams, and the stream is clos
 as the reply's python block is closed (`extract.answer_end`): the reply keeps the text up to
 and including the closing fence, `finish_reason` is "fence", and closing the connection
 makes vLLM abort the request. A stop string cannot do this: "```" both opens and closes.
+With `repeat_stop` (model.stop_on_repetition) a streamed reply whose tail falls into a loop
+(`assistant.repetition`) is ended the same way, with `finish_reason` "repetition".
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, Callable
 
 from assistant.errors import UserError
 from assistant.extract import answer_end
+from assistant.repetition import RepeatStop
 
 Messages = list[dict[str, str]]
 TokenCallback = Callable[[str], None]
@@ -74,6 +77,7 @@ class ChatClient:
         max_tokens: int = 1024,
         display_name: str | None = None,
         stop_at_fence: bool = True,
+        repeat_stop: RepeatStop | None = None,
     ) -> None:
         self.model = model
         self.api_base = api_base
@@ -83,6 +87,7 @@ class ChatClient:
         self.max_tokens = max_tokens
         self.display_name = display_name or model
         self.stop_at_fence = stop_at_fence
+        self.repeat_stop = repeat_stop
         self.adapter_version: str | None = None  # the served LoRA adapter, when there is one
 
     def request_kwargs(self, messages: Messages) -> dict[str, Any]:
@@ -116,7 +121,7 @@ class ChatClient:
         """One completion; streams tokens to `on_token` when given (and always with
         `stop_at_fence`). litellm retries a failed request (`num_retries`, exponential
         back-off); then LLMError."""
-        stream = on_token is not None or self.stop_at_fence
+        stream = on_token is not None or self.stop_at_fence or self.repeat_stop is not None
         start = time.perf_counter()
         try:
             response = _litellm().completion(**self._kwargs(messages, temperature, top_p, max_tokens, stream))
@@ -169,6 +174,7 @@ class _StreamReader:
         self.finish: str | None = None
         self.usage: Any = None
         self.first_token_s: float | None = None
+        self.checked_at = 0  # the text's length at the last repetition check
 
     def add(self, chunk: Any) -> bool:
         self.usage = getattr(chunk, "usage", None) or self.usage
@@ -188,12 +194,22 @@ class _StreamReader:
         self.text += delta
         if delta and self.on_token is not None:
             self.on_token(delta)
-        return end is not None
+        return end is not None or self._looping()
+
+    def _looping(self) -> bool:
+        stop = self.client.repeat_stop
+        if stop is None or len(self.text) - self.checked_at < stop.every_chars:
+            return False
+        self.checked_at = len(self.text)
+        if not stop.looping(self.text):
+            return False
+        self.finish = "repetition"
+        return True
 
     def result(self) -> ChatResult:
         completion = getattr(self.usage, "completion_tokens", 0) or 0
         prompt = getattr(self.usage, "prompt_tokens", 0) or 0
-        if self.text and (not completion or self.finish == "fence"):
+        if self.text and (not completion or self.finish in ("fence", "repetition")):
             completion = _count_tokens(self.client.model, self.text, self.client.api_base)
         return ChatResult(self.text, prompt, completion, time.perf_counter() - self.start, self.finish,
                           self.first_token_s)

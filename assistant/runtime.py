@@ -73,6 +73,4 @@ def served_client(settings: Settings, api_base: str, name: str) -> "ChatClient":
     """A client for the model or adapter served as `name` by the server at `api_base`."""
     from assistant.llm import ChatClient
 
-    m = settings.model
-    return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, timeout_s=m.timeout_s,
-                      retries=m.retries, max_tokens=m.max_tokens, stop_at_fence=m.stop_at_fence)
+    return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, **settings.model.client_options())

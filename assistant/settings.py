@@ -42,6 +42,18 @@ class ModelSettings(Section):
     retries: int = Field(2, ge=0, description="Retries of a failed completion request (litellm's num_retries).")
     stop_at_fence: bool = Field(True, description="End each reply at the closing fence of its ```python block "
                                                   "(training uses the same stop: train.yaml stop_at_fence).")
+    stop_on_repetition: bool = Field(True, description="End a reply whose tail repeats a block of repeat_block_chars "
+                                                       "characters repeat_times times in a row.")
+    repeat_block_chars: int = Field(32, ge=1, description="Shortest repeated block that counts as a loop.")
+    repeat_times: int = Field(8, ge=2, description="Repetitions in a row that count as a loop.")
+
+    def client_options(self) -> dict[str, Any]:
+        """The ChatClient keyword arguments these settings give (timeouts, stops)."""
+        from assistant.repetition import RepeatStop
+
+        stop = RepeatStop(self.repeat_block_chars, self.repeat_times) if self.stop_on_repetition else None
+        return dict(timeout_s=self.timeout_s, retries=self.retries, max_tokens=self.max_tokens,
+                    stop_at_fence=self.stop_at_fence, repeat_stop=stop)
 
 
 class SpeculativeSettings(Section):
@@ -227,6 +239,7 @@ class TrainSection(Section):
     launcher: dict[str, Any] = Field({}, description="Overrides of the launcher settings (training processes).")
     continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
     stop_at_fence: bool | None = Field(None, description="End completions at the closing fence (None: train.yaml's).")
+    max_minutes: float | None = Field(None, ge=0, description="Wall-clock budget of a training run in minutes (0: none).")
 
     def overrides(self) -> dict[str, Any]:
         """The keys the user set, as a mapping to merge over train.yaml and the profile."""

@@ -6,7 +6,10 @@ ends, at the closing fence of its python block.
 model's `generate` use it (TRL's GRPOTrainer calls `generate` with a GenerationConfig only,
 and GenerationConfig's `stop_strings` would also stop at an *opening* fence and needs a
 tokenizer TRL does not pass). Positions after a stopped row become EOS, so TRL's completion
-mask ends there, as the server's reply does. This module does not score or train.
+mask ends there, as the server's reply does. With a `RepeatStop` a row whose tail has fallen
+into a loop (`assistant.repetition`, as served replies: model.stop_on_repetition) stops too,
+so one looping row does not keep a whole batch generating to max_completion_length; the
+reward still scores it malformed. This module does not score or train.
 """
 
 from __future__ import annotations
@@ -15,14 +18,19 @@ import functools
 from typing import Any
 
 from assistant.extract import answer_end
+from assistant.repetition import RepeatStop
+
+CHECK_EVERY_TOKENS = 16  # repetition checks per row: once every this many generated tokens
+TAIL_TOKENS = 1024       # decoded for a repetition check (RepeatStop.window characters are checked)
 
 
 class FenceStop:
     """Stops each row whose generated text (after `prompt_length`) holds a complete answer."""
 
-    def __init__(self, tokenizer: Any, prompt_length: int) -> None:
-        self.tokenizer, self.prompt_length = tokenizer, prompt_length
+    def __init__(self, tokenizer: Any, prompt_length: int, repeat: RepeatStop | None = None) -> None:
+        self.tokenizer, self.prompt_length, self.repeat = tokenizer, prompt_length, repeat
         self.stopped_at: dict[int, int] = {}  # row -> sequence length when it stopped
+        self.looped: set[int] = set()  # rows stopped by the repetition check
 
     def __call__(self, input_ids: Any, scores: Any = None, **_: Any) -> Any:
         import torch
@@ -32,21 +40,35 @@ class FenceStop:
             if row in self.stopped_at:
                 done[row] = True
                 continue
-            if "`" not in self.tokenizer.decode(input_ids[row, -1:]):
-                continue  # a closing fence ends with a backtick
-            text = self.tokenizer.decode(input_ids[row, self.prompt_length:], skip_special_tokens=True)
-            if answer_end(text) is not None:
+            if self._looping(input_ids, row) or self._answered(input_ids, row):
                 self.stopped_at[row] = int(input_ids.shape[1])
                 done[row] = True
         return done
 
+    def _answered(self, input_ids: Any, row: int) -> bool:
+        if "`" not in self.tokenizer.decode(input_ids[row, -1:]):
+            return False  # a closing fence ends with a backtick
+        text = self.tokenizer.decode(input_ids[row, self.prompt_length:], skip_special_tokens=True)
+        return answer_end(text) is not None
 
-def generate_with_fence_stop(generate: Any, tokenizer: Any, *args: Any, **kwargs: Any) -> Any:
+    def _looping(self, input_ids: Any, row: int) -> bool:
+        generated = int(input_ids.shape[1]) - self.prompt_length
+        if self.repeat is None or generated == 0 or generated % CHECK_EVERY_TOKENS:
+            return False
+        start = max(self.prompt_length, int(input_ids.shape[1]) - TAIL_TOKENS)
+        if not self.repeat.looping(self.tokenizer.decode(input_ids[row, start:], skip_special_tokens=True)):
+            return False
+        self.looped.add(row)
+        return True
+
+
+def generate_with_fence_stop(generate: Any, tokenizer: Any, *args: Any, repeat: RepeatStop | None = None,
+                             **kwargs: Any) -> Any:
     """Call `generate` with a FenceStop added; stopped rows are EOS after their stop."""
     from transformers import StoppingCriteriaList
 
     input_ids = kwargs.get("input_ids", args[0] if args else None)
-    stop = FenceStop(tokenizer, int(input_ids.shape[1]))
+    stop = FenceStop(tokenizer, int(input_ids.shape[1]), repeat)
     criteria = StoppingCriteriaList(list(kwargs.pop("stopping_criteria", None) or []) + [stop])
     output = generate(*args, stopping_criteria=criteria, **kwargs)
     sequences = output if hasattr(output, "shape") else output.sequences
@@ -57,9 +79,10 @@ def generate_with_fence_stop(generate: Any, tokenizer: Any, *args: Any, **kwargs
     return output
 
 
-def stop_generation_at_fence(model: Any, tokenizer: Any) -> Any:
-    """Make `model.generate` stop each row at its closing fence (returns the model)."""
+def stop_generation_at_fence(model: Any, tokenizer: Any, repeat: RepeatStop | None = None) -> Any:
+    """Make `model.generate` stop each row at its closing fence, or once it loops when
+    `repeat` is given (returns the model)."""
     if not getattr(model, "_cobalt_fence_stop", False):
-        model.generate = functools.partial(generate_with_fence_stop, model.generate, tokenizer)
+        model.generate = functools.partial(generate_with_fence_stop, model.generate, tokenizer, repeat=repeat)
         model._cobalt_fence_stop = True
     return model

@@ -28,7 +28,9 @@ from typing import Any, Callable
 from assistant import atomic
 from assistant.errors import UserError
 from assistant.interfaces import BatchRunner
+from assistant.repetition import RepeatStop
 from assistant.settings import PathsSettings
+from trainer.budget import time_budget
 from trainer.dataset_files import load_split, read_meta
 from trainer.reward import SandboxReward
 from trainer.settings import TrainSettings
@@ -122,14 +124,16 @@ class TrainResult:
     resumed_from: str | None = None
 
 
-def _summary(rows: list[dict[str, Any]], totals: dict[str, int], wall_s: float, samples: int) -> dict[str, Any]:
+def _summary(rows: list[dict[str, Any]], totals: dict[str, int], wall_s: float, samples: int,
+             steps_here: int) -> dict[str, Any]:
     rewards = [r["reward"] for r in rows]
     third = max(1, len(rewards) // 3)
     return {"steps": rows[-1]["step"] if rows else 0, "mean_reward": sum(rewards) / len(rewards) if rewards else None,
             "first_reward": sum(rewards[:third]) / third if rewards else None,
             "last_reward": sum(rewards[-third:]) / third if rewards else None,
             "reward_curve": [round(r, 4) for r in rewards], "sandbox": dict(totals),
-            "wall_s": round(wall_s, 1), "seconds_per_sample": round(wall_s / samples, 3) if samples else None}
+            "wall_s": round(wall_s, 1), "seconds_per_sample": round(wall_s / samples, 3) if samples else None,
+            "seconds_per_step": round(wall_s / steps_here, 1) if steps_here else None}
 
 
 def load_policy(model_path: Path, parent: Path | None, bf16: bool) -> Any:
@@ -162,7 +166,8 @@ def make_trainer(model_path: Path, settings: TrainSettings, args: Any, train_set
     if settings.stop_at_fence:
         from trainer.fence_stop import stop_generation_at_fence
 
-        stop_generation_at_fence(trainer.model, tokenizer)
+        stop_generation_at_fence(trainer.model, tokenizer,
+                                 RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times))
     return trainer
 
 
@@ -188,7 +193,8 @@ def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, path
     is_main = trainer.accelerator.is_main_process
     log = MetricsLog(out / "metrics.jsonl", reward, progress, is_main)
     trainer.add_callback(log.callback)
-    for callback in extra_callbacks or []:
+    budget = time_budget(settings.max_minutes, progress)
+    for callback in [*(extra_callbacks or []), *([budget] if budget else [])]:
         trainer.add_callback(callback)
     resume = last_checkpoint(out / "checkpoints")
     if resume is not None:
@@ -198,7 +204,8 @@ def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, path
     wall = time.monotonic() - started
     rows = read_metrics(out) if is_main else log.rows
     first_step = int(resume.name.split("-")[-1]) if resume else 0
-    samples = ((trainer.state.global_step - first_step) * args.per_device_train_batch_size
+    steps_here = trainer.state.global_step - first_step
+    samples = (steps_here * args.per_device_train_batch_size
                * args.gradient_accumulation_steps * trainer.accelerator.num_processes)
     meta = {
         "base_model": model, "base_model_path": str(model_path), "data_hash": data_meta["data_hash"],
@@ -206,8 +213,10 @@ def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, path
         "parent_version": getattr(parent, "version", None), "parent_name": getattr(parent, "name", None),
         "config": {"profile": settings.profile, "grpo": {**settings.grpo, **grpo_overrides},
                    "lora": (settings.lora if parent is None else (parent.meta.get("config") or {}).get("lora")),
-                   "reward": dataclasses.asdict(settings.reward), "max_steps": args.max_steps},
-        "metrics": _summary(rows, reward.totals, wall, samples), "resumed_from": resume.name if resume else None,
+                   "reward": dataclasses.asdict(settings.reward), "max_steps": args.max_steps,
+                   "max_minutes": settings.max_minutes},
+        "stopped_by_budget_at": getattr(budget, "stopped_at", None),
+        "metrics": _summary(rows, reward.totals, wall, samples, steps_here), "resumed_from": resume.name if resume else None,
         "created_at": time.time(), "versions": _versions(),
         "distributed": {"processes": trainer.accelerator.num_processes,
                         "backend": getattr(trainer.accelerator.state, "backend", None)},

@@ -23,9 +23,9 @@ import json
 import threading
 from typing import Any, Callable
 
-import numpy as np
 
 from assistant import extract
+from assistant.repetition import degenerate
 from assistant.interfaces import BatchRunner
 from assistant.problems import Problem
 from sandbox.api import Job, Limits
@@ -55,26 +55,6 @@ def r_step(p: float, prev: float) -> float:
     if p > prev:
         return r_correct(p) + 0.1 * (p - prev) / (1.0 - prev)
     return -0.1 + 0.1 * (p - prev) / prev
-
-
-def degenerate(text: str, block_chars: int = 32, times: int = 8) -> bool:
-    """True when some block of >= block_chars characters repeats >= times in a row, i.e.
-    some stretch of length times x L (L >= block_chars) has period L."""
-    n = len(text)
-    if n < block_chars * times:
-        return False
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    need_base = times - 1
-    for period in range(block_chars, n // times + 1):
-        eq = codes[:-period] == codes[period:]
-        need = need_base * period  # matches s[i] == s[i + L] over (times - 1) x L positions
-        if eq.sum() < need:
-            continue
-        padded = np.concatenate(([0], eq.astype(np.int8), [0]))
-        edges = np.flatnonzero(np.diff(padded))
-        if len(edges) and int((edges[1::2] - edges[::2]).max()) >= need:
-            return True
-    return False
 
 
 def format_problems(completion: str, *, thinking: bool = False, block_chars: int = 32,

@@ -158,12 +158,23 @@ class TrainSettings:
     lora: dict[str, Any]
     continue_from_current: bool = True
     stop_at_fence: bool = True
+    max_minutes: float = 0.0
     launcher: LauncherSettings = field(default_factory=LauncherSettings)
     raw: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The merged settings (what was used), for metadata and reports."""
         return {k: v for k, v in self.raw.items() if k != "profiles"} | {"profile": self.profile}
+
+
+def _minutes(value: Any) -> float:
+    try:
+        minutes = float(value or 0)
+    except (TypeError, ValueError):
+        minutes = -1.0
+    if minutes < 0:
+        raise UserError(f"configs/train.yaml: max_minutes must be a number of minutes >= 0 (0: no limit), not {value!r}")
+    return minutes
 
 
 def load_train_settings(section: TrainSection | None = None, profile: str | None = None,
@@ -194,6 +205,7 @@ def load_train_settings(section: TrainSection | None = None, profile: str | None
         lora=dict(merged.get("lora") or {}),
         continue_from_current=bool(merged.get("continue_from_current", True)),
         stop_at_fence=bool(merged.get("stop_at_fence", True)),
+        max_minutes=_minutes(merged.get("max_minutes", 0)),
         launcher=_build(LauncherSettings, merged.get("launcher"), "launcher"),
         raw=merged,
     )

@@ -57,3 +57,23 @@ def test_generation_stops_each_row_at_its_closing_fence(tiny: tuple[Any, Any]) -
     tail = out[0, width + len(tok(answer, add_special_tokens=False)["input_ids"]):]
     assert tail.numel() > 0 and bool((tail == tok.eos_token_id).all())  # EOS after the stop: TRL masks it
     assert still_open.startswith(OPEN[:len(still_open)]) and len(still_open) > len(OPEN) - 8  # ran to the budget
+
+
+def test_a_looping_row_stops_early_and_the_others_run_on(test_config: Any) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
+
+    from assistant.repetition import RepeatStop, degenerate
+
+    path = models.resolve("tiny", test_config.paths)
+    model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    stop_generation_at_fence(model, tok, RepeatStop())
+    looping = "```python\ndef f(n):\n" + "    if n % 2 == 0 or n % 2 == 1:\n        return False\n" * 30
+    prompt = tok(["hello", "hello"], return_tensors="pt")
+    width = prompt["input_ids"].shape[1]
+    forced = Forced(tok, [looping, OPEN], width)
+    budget = max(len(ids) for ids in forced.ids) - 1
+    out = model.generate(**prompt, max_new_tokens=budget, do_sample=False,
+                         logits_processor=LogitsProcessorList([forced]), pad_token_id=tok.eos_token_id)
+    stopped, still_open = (tok.decode(row[width:], skip_special_tokens=True) for row in out)
+    assert degenerate(stopped) and looping.startswith(stopped) and len(stopped) < len(looping) // 2
+    assert still_open.startswith(OPEN[:len(still_open)]) and len(still_open) > len(OPEN) - 8

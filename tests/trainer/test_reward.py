@@ -9,7 +9,7 @@ import pytest
 from trainer_fakes import RIGHT_SUM, WRONG_SUM, answer, sum_problem
 
 from sandbox.api import Limits, RunResult, SandboxError, TestResult
-from trainer.reward import SandboxReward, degenerate, format_problems, overlong_penalty, score
+from trainer.reward import SandboxReward, format_problems, overlong_penalty, score
 from trainer.settings import RewardSettings
 
 OK = answer("print(1)")
@@ -49,12 +49,8 @@ def test_more_than_one_block_is_malformed() -> None:
     assert score("```text\n3\n```\n" + OK, 1.0, 0.0) == 1.0
 
 
-def test_degenerate_repetition_boundaries() -> None:
+def test_degenerate_repetition_is_malformed() -> None:  # boundaries: tests/assistant/test_repetition.py
     block = "x = compute(value) + 1  # again\n"  # 32 characters
-    assert len(block) == 32
-    assert degenerate(block * 8) and not degenerate(block * 7)
-    assert degenerate("a" * 256) and not degenerate("a" * 255)  # a short unit counts once 8 x 32 long
-    assert not degenerate(("y" * 30 + "\n") * 9)  # a 31-character block repeated 9 times
     long_repeat = answer("print(1)") + "\n" + block * 9
     assert score(long_repeat, 1.0, 0.0) == pytest.approx(0.1)
     assert score(block * 3 + answer("print(1)"), 1.0, 0.0) == 1.0
