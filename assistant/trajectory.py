@@ -20,7 +20,7 @@ RUNNING, PASSED, UNSOLVED = "running", "passed", "unsolved"
 MODEL_ERROR, SANDBOX_ERROR, INTERRUPTED = "model_error", "sandbox_error", "interrupted"
 ERROR = "error"  # an unexpected failure of Cobalt itself
 STATUSES = (RUNNING, PASSED, UNSOLVED, MODEL_ERROR, SANDBOX_ERROR, INTERRUPTED, ERROR)
-SOURCES = ("tui", "cli", "collect", "eval", "debug", "import")
+SOURCES = ("tui", "cli", "collect", "eval", "debug", "import", "synthetic", "bench")  # synthetic: trainer/repair/curriculum.py
 AUTHORS = ("model", "human")
 
 

@@ -79,3 +79,10 @@ def test_bad_input_is_one_sentence_and_writes_nothing(cobalt_home: Path, tmp_pat
     assert "no stored session has the id 'nope'" in capsys.readouterr().err
     with Store.open() as store:
         assert store.counts() == (0, 0)
+
+
+def test_every_source_the_product_writes_can_be_filtered(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trainer.repair.curriculum import SOURCE
+
+    for source in (SOURCE, "bench", "eval"):
+        assert _json(capsys, ["trajectories", "list", "--json", "--source", source]) == []
