@@ -73,10 +73,35 @@ def generate_with_fence_stop(generate: Any, tokenizer: Any, *args: Any, repeat: 
     output = generate(*args, stopping_criteria=criteria, **kwargs)
     sequences = output if hasattr(output, "shape") else output.sequences
     eos = tokenizer.eos_token_id
+    if eos is None:
+        return output
     for row, length in stop.stopped_at.items():
-        if eos is not None and length < sequences.shape[1]:
+        if length < sequences.shape[1]:
             sequences[row, length:] = eos
+    ended = _with_final_eos(sequences, stop, eos)
+    if ended is sequences:
+        return output
+    if hasattr(output, "shape"):
+        return ended
+    output.sequences = ended
     return output
+
+
+def _with_final_eos(sequences: Any, stop: FenceStop, eos: int) -> Any:
+    """The row(s) whose stop ended generation have no EOS yet, so TRL would count them as
+    truncated (`completions/clipped_ratio`, `mask_truncated_completions`): when every row has
+    ended (an EOS or a stop), one EOS column is appended; every other row has ended before it,
+    so the column lies past its completion mask. Rows cut by max_new_tokens keep no EOS."""
+    import torch
+
+    width = sequences.shape[1]
+    if not any(length >= width for length in stop.stopped_at.values()):
+        return sequences
+    completions = sequences[:, stop.prompt_length:]
+    for row in range(sequences.shape[0]):
+        if row not in stop.stopped_at and not bool((completions[row] == eos).any()):
+            return sequences  # a row ran to max_new_tokens: its completion must stay unterminated
+    return torch.cat([sequences, sequences.new_full((sequences.shape[0], 1), eos)], dim=1)
 
 
 def stop_generation_at_fence(model: Any, tokenizer: Any, repeat: RepeatStop | None = None) -> Any:

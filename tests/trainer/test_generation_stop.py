@@ -77,3 +77,22 @@ def test_a_looping_row_stops_early_and_the_others_run_on(test_config: Any) -> No
     stopped, still_open = (tok.decode(row[width:], skip_special_tokens=True) for row in out)
     assert degenerate(stopped) and looping.startswith(stopped) and len(stopped) < len(looping) // 2
     assert still_open.startswith(OPEN[:len(still_open)]) and len(still_open) > len(OPEN) - 8
+
+
+def test_the_row_whose_stop_ends_generation_gets_an_eos(test_config: Any) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
+
+    path = models.resolve("tiny", test_config.paths)
+    model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    stop_generation_at_fence(model, tok)
+    short = "```python\nprint(1)\n```\nand then more words that are never generated"
+    prompt = tok(["hello", "hello"], return_tensors="pt")
+    width = prompt["input_ids"].shape[1]
+    forced = Forced(tok, [ANSWER, short], width)
+    out = model.generate(**prompt, max_new_tokens=max(len(ids) for ids in forced.ids), do_sample=False,
+                         logits_processor=LogitsProcessorList([forced]), pad_token_id=tok.eos_token_id)
+    completions = out[:, width:]
+    assert all(bool((row == tok.eos_token_id).any()) for row in completions)  # TRL sees both as terminated
+    assert int(completions[0, -1]) == tok.eos_token_id and int(completions[0, -2]) != tok.eos_token_id
+    answer = tok.decode(completions[0], skip_special_tokens=True)
+    assert extract.code(answer) == extract.code(ANSWER) is not None
