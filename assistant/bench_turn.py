@@ -1,9 +1,10 @@
 """`cobalt bench turn`: what a graded turn costs, with each latency change on and off side
 by side in one run (issue 13). Changes: `fence` (end the reply at its closing fence),
-`prompt` (the configured prompt style, `--prompt-on`, instead of the paper's, `--prompt-off`), `spec` (n-gram
-speculative decoding), `prefix` (prefix caching), `preload` (tcmalloc and Intel OpenMP in
-LD_PRELOAD). Configurations: `baseline` (all off), `all` (all on) and `no-<change>` (all on
-but one).
+`prompt` (the configured prompt style, `--prompt-on`, instead of the paper's, `--prompt-off`), `repeat`
+(end a reply that loops), `nodoc` (ban triple-quote tokens), `spec` (n-gram speculative
+decoding), `prefix` (prefix caching), `preload` (tcmalloc and Intel OpenMP in LD_PRELOAD).
+Configurations (`assistant.bench_configs`): `baseline` (all off), `all`, `default` (what
+the settings serve), `no-<change>` (all on but one) and expressions such as `default+nodoc`.
 
 Tasks: the example problems and the first N HumanEval test-split tasks. Each runs as a real
 session (model, sandbox, feedback; greedy by default, so configurations are paired) on a
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import httpx
 
 from assistant import models, server
+from assistant.bench_configs import NAMED, SERVER_CHANGES, resolve
 from assistant.device import on_gpu
 from assistant.llm import ChatClient
 from assistant.problems import Problem
@@ -34,23 +36,19 @@ from assistant.session import Session, TokenStreamed, TurnFinished, TurnStarted
 if TYPE_CHECKING:
     from assistant.settings import LoopSettings, ServerSettings, Settings
 
-CLIENT_CHANGES = ("fence", "prompt")  # changes of the client and the loop: one server serves both sides
-SERVER_CHANGES = ("spec", "prefix", "preload")
-CHANGES = CLIENT_CHANGES + SERVER_CHANGES
-CONFIGS: dict[str, frozenset[str]] = {"baseline": frozenset(), "all": frozenset(CHANGES),
-                                      **{f"no-{c}": frozenset(CHANGES) - {c} for c in CHANGES}}
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "problems"
 METRICS = ("vllm:generation_tokens_total", "vllm:spec_decode_num_accepted_tokens_total",
            "vllm:spec_decode_num_draft_tokens_total", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
 Progress = Callable[[str], None]
-HELP = ("seconds per graded turn with each latency change (fence stop, prompt style, ngram, prefix cache, "
-        "preload) on and off")
+HELP = ("seconds per graded turn with each latency change (fence stop, prompt style, repetition stop, "
+        "docstring ban, ngram, prefix cache, preload) on and off")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="model to serve (default: config model.name)")
-    parser.add_argument("--configs", default=",".join(CONFIGS),
-                        help=f"comma-separated configurations (default: all of {', '.join(CONFIGS)})")
+    parser.add_argument("--configs", default="baseline,default,all",
+                        help=f"comma-separated configurations: {', '.join(NAMED)}, or an expression such as "
+                             "default+nodoc (default: baseline,default,all)")
     parser.add_argument("--humaneval", type=int, default=10, help="first N HumanEval test-split tasks")
     parser.add_argument("--no-examples", action="store_true", help="leave out examples/problems")
     parser.add_argument("--tasks", type=int, default=0, help="use only the first N tasks (0: all)")
@@ -154,8 +152,13 @@ def loop_for(on: frozenset[str], loop: LoopSettings, args: argparse.Namespace) -
 
 def run_config(on: frozenset[str], info: server.ServerInfo, problems: list[Problem], settings: Settings,
                args: argparse.Namespace, sandbox: Any) -> dict[str, Any]:
-    client = ChatClient(f"hosted_vllm/{info.model}", api_base=info.api_base, display_name=info.model,
-                        **(settings.model.client_options() | {"stop_at_fence": "fence" in on}))
+    from assistant.token_bias import triple_quote_ban
+
+    options = settings.model.client_options() | {"stop_at_fence": "fence" in on}
+    if "repeat" not in on:
+        options["repeat_stop"] = None
+    client = ChatClient(f"hosted_vllm/{info.model}", api_base=info.api_base, display_name=info.model, **options,
+                        logit_bias=triple_quote_ban(info.model_path) if "nodoc" in on else None)
     loop = loop_for(on, settings.loop, args)
     client.chat([{"role": "user", "content": "Say hi."}], max_tokens=4)  # warm-up: a cold server's first request is slow
     before, rows = read_metrics(info.api_base), []
@@ -186,12 +189,7 @@ def measure(settings: Settings, args: argparse.Namespace, progress: Progress) ->
     from assistant.runtime import open_sandbox
     from assistant.settings import PathsSettings
 
-    names = [n.strip() for n in args.configs.split(",") if n.strip()]
-    unknown = [n for n in names if n not in CONFIGS]
-    if unknown or not names:
-        from assistant.errors import UserError
-
-        raise UserError(f"unknown configuration(s) {', '.join(unknown) or '(none)'}; use {', '.join(CONFIGS)}")
+    configs = resolve(args.configs, settings)
     for value in (args.prompt_on, args.prompt_off):
         if value is not None:
             check_prompt(value)
@@ -199,20 +197,20 @@ def measure(settings: Settings, args: argparse.Namespace, progress: Progress) ->
     models.resolve(model, settings.paths)  # one clear sentence if it is missing
     problems = tasks(settings, args.humaneval, not args.no_examples, args.tasks)
     by_server: dict[tuple[bool, ...], list[str]] = {}
-    for name in names:  # configurations that differ only on the client side share a server
-        by_server.setdefault(tuple(c in CONFIGS[name] for c in SERVER_CHANGES), []).append(name)
+    for name, on in configs.items():  # configurations that differ only on the client side share a server
+        by_server.setdefault(tuple(c in on for c in SERVER_CHANGES), []).append(name)
     results: dict[str, Any] = {}
     sandbox = open_sandbox(settings)
     try:
         with tempfile.TemporaryDirectory(prefix="cobalt-bench-turn-") as home:
             paths = PathsSettings(data_dir=Path(home), cache_dir=settings.paths.cache_dir)  # not the user's server
             for group in by_server.values():
-                section = server_variant(settings.server, CONFIGS[group[0]])
+                section = server_variant(settings.server, configs[group[0]])
                 info, proc = server.start(section, paths, model, port=server.free_port(), progress=progress)
                 try:
                     for name in group:
                         progress(f"{name}: {len(problems)} task(s), up to {args.turns} turn(s) each ...")
-                        results[name] = run_config(CONFIGS[name], info, problems, settings, args, sandbox)
+                        results[name] = run_config(configs[name], info, problems, settings, args, sandbox)
                 finally:
                     server.stop_process(proc)
     finally:

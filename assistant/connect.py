@@ -42,7 +42,8 @@ def resolve_client(settings: ModelSettings, model: str | None = None, *, server:
         entry = adapters.current_adapter(root, info.model)
         if entry is not None and entry["name"] != info.merged:
             progress(f"the server serves {info.merged} merged; restart it (`cobalt serve --stop`) to serve {entry['name']}")
-        client = ChatClient(f"hosted_vllm/{info.merged}", api_base=info.api_base, display_name=info.merged, **common)
+        client = ChatClient(f"hosted_vllm/{info.merged}", api_base=info.api_base, display_name=info.merged, **common,
+                            logit_bias=local_bias(settings, info.model_path))
         client.adapter_version = info.merged
         return client
     target = info.model if adapter in (None, "base") else adapter
@@ -59,9 +60,19 @@ def resolve_client(settings: ModelSettings, model: str | None = None, *, server:
             if entry["name"] not in served_models(info.api_base):
                 load_adapter(info.api_base, entry["name"], entry["path"])
             target = entry["name"]
-    client = ChatClient(f"hosted_vllm/{target}", api_base=info.api_base, display_name=target, **common)
+    client = ChatClient(f"hosted_vllm/{target}", api_base=info.api_base, display_name=target, **common,
+                        logit_bias=local_bias(settings, info.model_path))
     client.adapter_version = None if target == info.model else target
     return client
+
+
+def local_bias(settings: ModelSettings, tokenizer_dir: str | Path) -> dict[int, float] | None:
+    """The logit biases a client of a locally served model sends (None: none)."""
+    if not settings.suppress_docstrings:
+        return None
+    from assistant.token_bias import triple_quote_ban
+
+    return triple_quote_ban(str(tokenizer_dir))
 
 
 def registered_adapter(root: Path, base_model: str, adapter: str) -> tuple[str, Path]:

@@ -78,6 +78,7 @@ class ChatClient:
         display_name: str | None = None,
         stop_at_fence: bool = True,
         repeat_stop: RepeatStop | None = None,
+        logit_bias: dict[int, float] | None = None,
     ) -> None:
         self.model = model
         self.api_base = api_base
@@ -88,6 +89,7 @@ class ChatClient:
         self.display_name = display_name or model
         self.stop_at_fence = stop_at_fence
         self.repeat_stop = repeat_stop
+        self.logit_bias = logit_bias  # token id -> bias, sent with every request (assistant.token_bias)
         self.adapter_version: str | None = None  # the served LoRA adapter, when there is one
 
     def request_kwargs(self, messages: Messages) -> dict[str, Any]:
@@ -113,6 +115,8 @@ class ChatClient:
             kwargs["api_key"] = self.api_key
         if stream:
             kwargs["stream_options"] = {"include_usage": True}
+        if self.logit_bias:
+            kwargs["logit_bias"] = self.logit_bias
         kwargs.update(self.request_kwargs(messages))
         return kwargs
 

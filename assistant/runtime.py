@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
@@ -69,8 +70,12 @@ def session_run(settings: Settings, label: str, quiet: bool = False
         sandbox.close()
 
 
-def served_client(settings: Settings, api_base: str, name: str) -> "ChatClient":
-    """A client for the model or adapter served as `name` by the server at `api_base`."""
+def served_client(settings: Settings, api_base: str, name: str, tokenizer_dir: Path | None = None) -> "ChatClient":
+    """A client for the model or adapter served as `name` by the server at `api_base`
+    (`tokenizer_dir`: the served model's, for `model.suppress_docstrings`)."""
+    from assistant.connect import local_bias
     from assistant.llm import ChatClient
 
-    return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, **settings.model.client_options())
+    bias = local_bias(settings.model, tokenizer_dir) if tokenizer_dir is not None else None
+    return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, **settings.model.client_options(),
+                      logit_bias=bias)

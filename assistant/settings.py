@@ -46,6 +46,8 @@ class ModelSettings(Section):
                                                        "characters repeat_times times in a row.")
     repeat_block_chars: int = Field(32, ge=1, description="Shortest repeated block that counts as a loop.")
     repeat_times: int = Field(8, ge=2, description="Repetitions in a row that count as a loop.")
+    suppress_docstrings: bool = Field(False, description="Ban the served model's triple-quote tokens, so it does not "
+                                                         "copy the task's docstring into its program (local models).")
 
     def client_options(self) -> dict[str, Any]:
         """The ChatClient keyword arguments these settings give (timeouts, stops)."""

@@ -201,7 +201,10 @@ class Retrain:
         return info.api_base, info.model
 
     def _client(self, api_base: str, name: str) -> ChatClient:
-        return runtime.served_client(self.config, api_base, name)
+        from assistant import models
+
+        tokenizer = models.resolve(self.model, self.config.paths) if self.config.model.suppress_docstrings else None
+        return runtime.served_client(self.config, api_base, name, tokenizer)
 
     def _ensure_loaded(self, api_base: str, name: str, path: Path) -> None:
         if name not in server.served_models(api_base):

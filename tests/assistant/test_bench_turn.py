@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from assistant import bench_turn
+from assistant.bench_configs import parse
 from assistant.session import Session
 from loop_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer, sum_problem
 
@@ -23,9 +24,9 @@ def test_tasks_are_the_examples_then_the_first_humaneval_test_tasks(test_config:
 
 
 def test_each_configuration_switches_its_server_options(test_config: Any) -> None:
-    off = bench_turn.server_variant(test_config.server, bench_turn.CONFIGS["baseline"])
+    off = bench_turn.server_variant(test_config.server, parse("baseline", test_config))
     assert not off.speculative.enabled and off.prefix_caching is False and off.preload == []
-    on = bench_turn.server_variant(test_config.server, bench_turn.CONFIGS["no-prefix"])
+    on = bench_turn.server_variant(test_config.server, parse("no-prefix", test_config))
     assert on.speculative.enabled and on.prefix_caching is False and on.preload == test_config.server.preload
 
 
@@ -66,16 +67,16 @@ def test_the_prompt_change_switches_the_style_and_shares_the_server(test_config:
     from assistant.errors import UserError
 
     args = argparse.Namespace(turns=2, temperature=0.0, prompt_on="code_first:brief", prompt_off="reason_first:default")
-    on = bench_turn.loop_for(bench_turn.CONFIGS["all"], test_config.loop, args)
-    off = bench_turn.loop_for(bench_turn.CONFIGS["no-prompt"], test_config.loop, args)
+    on = bench_turn.loop_for(parse("all", test_config), test_config.loop, args)
+    off = bench_turn.loop_for(parse("no-prompt", test_config), test_config.loop, args)
     args.prompt_on = None  # the configured style
-    configured = bench_turn.loop_for(bench_turn.CONFIGS["all"], test_config.loop, args)
+    configured = bench_turn.loop_for(parse("all", test_config), test_config.loop, args)
     assert (configured.answer_format, configured.feedback_wording) == (test_config.loop.answer_format,
                                                                         test_config.loop.feedback_wording)
     assert (on.answer_format, on.feedback_wording, on.turns) == ("code_first", "brief", 2)
     assert (off.answer_format, off.feedback_wording) == ("reason_first", "default")
     assert prompts.style_for(on).first_user_content(sum_problem()) != prompts.style_for(off).first_user_content(sum_problem())
-    same = [bench_turn.server_variant(test_config.server, bench_turn.CONFIGS[n]) for n in ("all", "no-prompt", "no-fence")]
+    same = [bench_turn.server_variant(test_config.server, parse(n, test_config)) for n in ("all", "no-prompt", "no-fence")]
     assert same[0] == same[1] == same[2]
     with pytest.raises(UserError, match="--prompt-on/--prompt-off 'code_first:nope': unknown feedback wording 'nope'"):
         bench_turn.check_prompt("code_first:nope")
