@@ -46,7 +46,7 @@ class ModelSettings(Section):
                                                        "characters repeat_times times in a row.")
     repeat_block_chars: int = Field(32, ge=1, description="Shortest repeated block that counts as a loop.")
     repeat_times: int = Field(8, ge=2, description="Repetitions in a row that count as a loop.")
-    suppress_docstrings: bool = Field(False, description="Ban the served model's triple-quote tokens, so it does not "
+    suppress_docstrings: bool = Field(True, description="Ban the served model's triple-quote tokens, so it does not "
                                                          "copy the task's docstring into its program (local models).")
 
     def client_options(self) -> dict[str, Any]:
@@ -242,6 +242,7 @@ class TrainSection(Section):
     continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
     stop_at_fence: bool | None = Field(None, description="End completions at the closing fence (None: train.yaml's).")
     max_minutes: float | None = Field(None, ge=0, description="Wall-clock budget of a training run in minutes (0: none).")
+    suppress_docstrings: bool | None = Field(None, description="Ban triple-quote tokens in completions (None: train.yaml's).")
 
     def overrides(self) -> dict[str, Any]:
         """The keys the user set, as a mapping to merge over train.yaml and the profile."""

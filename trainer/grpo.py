@@ -67,6 +67,16 @@ def grpo_config(settings: TrainSettings, out: Path, max_steps: int | None = None
     return GRPOConfig(**values)
 
 
+def generation_kwargs(settings: TrainSettings, model_path: Path, given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """TRL's generation_kwargs with the served model's token bans added (`suppress_docstrings`)."""
+    if not settings.suppress_docstrings:
+        return given
+    from assistant.token_bias import triple_quote_ban
+
+    banned = set((given or {}).get("suppress_tokens") or []) | set(triple_quote_ban(str(model_path)))
+    return {**(given or {}), "suppress_tokens": sorted(banned)}
+
+
 def lora_config(settings: TrainSettings) -> Any:
     from peft import LoraConfig
 
@@ -188,6 +198,7 @@ def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, path
     if len(train_set) == 0:
         raise UserError(f"the dataset {dataset} has no training prompts")
     args = grpo_config(settings, out, max_steps, **grpo_overrides)
+    args.generation_kwargs = generation_kwargs(settings, model_path, args.generation_kwargs)
     reward = SandboxReward(sandbox, settings.reward, max_completion_length=int(args.max_completion_length or 0))
     trainer = make_trainer(model_path, settings, args, train_set, [reward], parent)
     is_main = trainer.accelerator.is_main_process

@@ -159,6 +159,7 @@ class TrainSettings:
     continue_from_current: bool = True
     stop_at_fence: bool = True
     max_minutes: float = 0.0
+    suppress_docstrings: bool = True
     launcher: LauncherSettings = field(default_factory=LauncherSettings)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -206,6 +207,7 @@ def load_train_settings(section: TrainSection | None = None, profile: str | None
         continue_from_current=bool(merged.get("continue_from_current", True)),
         stop_at_fence=bool(merged.get("stop_at_fence", True)),
         max_minutes=_minutes(merged.get("max_minutes", 0)),
+        suppress_docstrings=bool(merged.get("suppress_docstrings", True)),
         launcher=_build(LauncherSettings, merged.get("launcher"), "launcher"),
         raw=merged,
     )

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         say(f"{problem.target_file} in {problem.project_dir}: {sum(t.passed for t in before.tests)}"
             f"/{len(before.tests)} tests pass now")
         client = open_client(settings, args.model, progress=None if args.json else to_stderr)
+        client.logit_bias = None  # the user's files keep their docstrings (model.suppress_docstrings is for tasks)
         live = printer(args, loop.turns, 0, 0)
         with open_store(settings) as store, sigterm_as_interrupt():
             session = record(Session(problem, client, sandbox, loop, source="debug", stream=live is not None), store)

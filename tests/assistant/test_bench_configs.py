@@ -14,15 +14,15 @@ def test_named_configurations() -> None:
     settings = load_settings()
     assert parse("baseline", settings) == frozenset() and parse("all", settings) == frozenset(CHANGES)
     assert parse("no-spec", settings) == frozenset(CHANGES) - {"spec"}
-    assert parse("default", settings) == {"fence", "prompt", "repeat", "prefix", "preload"}  # configs/default.yaml
+    assert parse("default", settings) == {"fence", "prompt", "repeat", "nodoc", "prefix", "preload"}  # default.yaml
 
 
 def test_default_follows_the_settings_and_expressions_add_and_remove() -> None:
-    settings = load_settings(overrides={"model": {"suppress_docstrings": True, "stop_on_repetition": False},
+    settings = load_settings(overrides={"model": {"suppress_docstrings": False, "stop_on_repetition": False},
                                         "server": {"speculative": {"enabled": True}}})
-    assert parse("default", settings) == {"fence", "prompt", "nodoc", "spec", "prefix", "preload"}
+    assert parse("default", settings) == {"fence", "prompt", "spec", "prefix", "preload"}
     plain = load_settings()
-    assert parse("default+nodoc", plain) == parse("default", plain) | {"nodoc"}
+    assert parse("default-nodoc", plain) == parse("default", plain) - {"nodoc"}
     assert parse("all-spec-nodoc", plain) == frozenset(CHANGES) - {"spec", "nodoc"}
     assert parse("baseline+fence", plain) == {"fence"} and parse("nodoc", plain) == {"nodoc"}
     assert list(resolve("baseline, default+nodoc", plain)) == ["baseline", "default+nodoc"]

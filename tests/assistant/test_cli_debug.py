@@ -34,8 +34,10 @@ def test_debug_prints_the_diff_and_leaves_the_file_alone(cobalt_home: Path, proj
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     client = ScriptedClient([answer("def mul(a, b):\n    return a - b"), answer(FIXED)])
+    client.logit_bias = {1: -100.0}  # as model.suppress_docstrings gives a local model
     use_model(monkeypatch, client)
     assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q"]) == 0
+    assert client.logit_bias is None  # the user's own files keep their docstrings
     out = capsys.readouterr().out
     assert "0/2 tests pass now" in out and "the tests pass after 2 turn(s)" in out
     assert "-    return a + b\n+    return a * b\n" in out and "run again with --apply" in out

@@ -46,6 +46,6 @@ def test_local_clients_send_the_ban_only_when_configured(test_config: Any) -> No
     from assistant.connect import local_bias
 
     path = models.resolve("tiny", test_config.paths)
-    assert local_bias(load_settings().model, path) is None  # off by default
-    on = load_settings(overrides={"model": {"suppress_docstrings": True}}).model
-    assert local_bias(on, path) == triple_quote_ban(str(path))
+    assert local_bias(load_settings().model, path) == triple_quote_ban(str(path))  # on by default
+    off = load_settings(overrides={"model": {"suppress_docstrings": False}}).model
+    assert local_bias(off, path) is None

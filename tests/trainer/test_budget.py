@@ -58,3 +58,4 @@ def test_budget_stops_training_and_saves_the_adapter(tmp_path: Path, sandbox, ho
     assert (result.adapter / "adapter_model.safetensors").is_file()
     assert json.loads((result.adapter / grpo.ADAPTER_META).read_text())["stopped_by_budget_at"] == 1
     assert any("time budget" in line and "after step 1/3" in line for line in said)
+

@@ -96,3 +96,20 @@ def test_the_row_whose_stop_ends_generation_gets_an_eos(test_config: Any) -> Non
     assert int(completions[0, -1]) == tok.eos_token_id and int(completions[0, -2]) != tok.eos_token_id
     answer = tok.decode(completions[0], skip_special_tokens=True)
     assert extract.code(answer) == extract.code(ANSWER) is not None
+
+
+def test_training_completions_ban_the_served_models_triple_quotes(test_config: Any) -> None:
+    from assistant.token_bias import triple_quote_ban
+    from trainer.grpo import generation_kwargs
+    from trainer.settings import load_train_settings
+
+    if not models.is_prepared("tiny", test_config.paths):
+        models.prepare("tiny", test_config.paths)
+    path = models.resolve("tiny", test_config.paths)
+    settings = load_train_settings(None, "test")
+    assert settings.suppress_docstrings  # configs/train.yaml, as model.suppress_docstrings serves
+    kwargs = generation_kwargs(settings, path, {"sequence_bias": {(5,): 1.0}, "suppress_tokens": [7]})
+    assert kwargs["sequence_bias"] == {(5,): 1.0}
+    assert kwargs["suppress_tokens"] == sorted({7, *triple_quote_ban(str(path))})
+    settings.suppress_docstrings = False
+    assert generation_kwargs(settings, path, None) is None
