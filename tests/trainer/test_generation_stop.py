@@ -40,17 +40,22 @@ def tiny(test_config: Any) -> tuple[Any, Any]:
     return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
 
 
-def test_generation_stops_each_row_at_its_closing_fence(tiny: tuple[Any, Any]) -> None:
+def _forced_generate(model: Any, tok: Any, texts: list[str], extra: int = 0) -> tuple[Any, int]:
+    """Greedy generation where row i is forced to write texts[i]; budget: the longest + extra."""
     from transformers import LogitsProcessorList
 
+    prompt = tok(["hello"] * len(texts), return_tensors="pt")
+    width = prompt["input_ids"].shape[1]
+    forced = Forced(tok, texts, width)
+    out = model.generate(**prompt, max_new_tokens=max(len(ids) for ids in forced.ids) + extra, do_sample=False,
+                         logits_processor=LogitsProcessorList([forced]), pad_token_id=tok.eos_token_id)
+    return out, width
+
+
+def test_generation_stops_each_row_at_its_closing_fence(tiny: tuple[Any, Any]) -> None:
     model, tok = tiny
     stop_generation_at_fence(model, tok)
-    prompt = tok(["hello", "hello"], return_tensors="pt")
-    width = prompt["input_ids"].shape[1]
-    forced = Forced(tok, [ANSWER, OPEN], width)
-    budget = max(len(ids) for ids in forced.ids) - 1
-    out = model.generate(**prompt, max_new_tokens=budget, do_sample=False,
-                         logits_processor=LogitsProcessorList([forced]), pad_token_id=tok.eos_token_id)
+    out, width = _forced_generate(model, tok, [ANSWER, OPEN], extra=-1)
     answer, still_open = (tok.decode(row[width:], skip_special_tokens=True) for row in out)
     assert answer.rstrip() == extract.cut_at_answer(ANSWER)  # cut at the fence (the token may carry a newline)
     assert extract.code(answer) == extract.code(ANSWER) is not None
@@ -60,7 +65,7 @@ def test_generation_stops_each_row_at_its_closing_fence(tiny: tuple[Any, Any]) -
 
 
 def test_a_looping_row_stops_early_and_the_others_run_on(test_config: Any) -> None:
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from assistant.repetition import RepeatStop, degenerate
 
@@ -68,29 +73,20 @@ def test_a_looping_row_stops_early_and_the_others_run_on(test_config: Any) -> No
     model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     stop_generation_at_fence(model, tok, RepeatStop())
     looping = "```python\ndef f(n):\n" + "    if n % 2 == 0 or n % 2 == 1:\n        return False\n" * 30
-    prompt = tok(["hello", "hello"], return_tensors="pt")
-    width = prompt["input_ids"].shape[1]
-    forced = Forced(tok, [looping, OPEN], width)
-    budget = max(len(ids) for ids in forced.ids) - 1
-    out = model.generate(**prompt, max_new_tokens=budget, do_sample=False,
-                         logits_processor=LogitsProcessorList([forced]), pad_token_id=tok.eos_token_id)
+    out, width = _forced_generate(model, tok, [looping, OPEN], extra=-1)
     stopped, still_open = (tok.decode(row[width:], skip_special_tokens=True) for row in out)
     assert degenerate(stopped) and looping.startswith(stopped) and len(stopped) < len(looping) // 2
     assert still_open.startswith(OPEN[:len(still_open)]) and len(still_open) > len(OPEN) - 8
 
 
 def test_the_row_whose_stop_ends_generation_gets_an_eos(test_config: Any) -> None:
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = models.resolve("tiny", test_config.paths)
     model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     stop_generation_at_fence(model, tok)
     short = "```python\nprint(1)\n```\nand then more words that are never generated"
-    prompt = tok(["hello", "hello"], return_tensors="pt")
-    width = prompt["input_ids"].shape[1]
-    forced = Forced(tok, [ANSWER, short], width)
-    out = model.generate(**prompt, max_new_tokens=max(len(ids) for ids in forced.ids), do_sample=False,
-                         logits_processor=LogitsProcessorList([forced]), pad_token_id=tok.eos_token_id)
+    out, width = _forced_generate(model, tok, [ANSWER, short])
     completions = out[:, width:]
     assert all(bool((row == tok.eos_token_id).any()) for row in completions)  # TRL sees both as terminated
     assert int(completions[0, -1]) == tok.eos_token_id and int(completions[0, -2]) != tok.eos_token_id
