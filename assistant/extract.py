@@ -9,6 +9,7 @@ serving and training stop generating there. This module never runs or repairs co
 
 from __future__ import annotations
 
+import ast
 import re
 
 THINK_END = "</think>"
@@ -70,8 +71,26 @@ def cut_at_answer(text: str) -> str:
 
 
 def normalise(program: str | None) -> str:
-    """Whitespace-normalised program text, for spotting a resubmitted program."""
+    """Whitespace-normalised program text (for deduplicating generated mutants)."""
     return re.sub(r"\s+", " ", program or "").strip()
+
+
+def code_key(program: str | None) -> str:
+    """A key under which a resubmitted program equals its earlier version: its syntax tree
+    without docstrings, comments or formatting (a model whose triple quotes are banned drops
+    the docstring of the program it copies), or the whitespace-normalised text when it does
+    not parse."""
+    try:
+        tree = ast.parse(program or "")
+    except (SyntaxError, ValueError):
+        return normalise(program)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def fence(program: str) -> str:

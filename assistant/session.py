@@ -3,8 +3,8 @@ sandbox -> feedback -> next turn, up to T turns, stopping once every public test
 
 Each turn's program runs once against the public and hidden tests together; only the
 public results become feedback, hidden results are stored and never shown to the model.
-A reply whose program repeats an earlier turn's (whitespace-normalised), or the problem's
-starter code as given, is resampled at a higher temperature, up to `repeat_resamples`
+A reply whose program repeats an earlier turn's (the same code, whatever its docstrings,
+comments or formatting), or the problem's starter code as given, is resampled at a higher temperature, up to `repeat_resamples`
 times, and the turn records it. The loop
 knows no store: `assistant.recorder` subscribes to its events and writes every finished
 turn in its own transaction before the next begins. Model errors (after the client's retries) and sandbox faults end the session with a
@@ -232,22 +232,22 @@ class Session:
     def _earlier_programs(self) -> set[str]:
         """The normalised programs a new reply must not repeat: earlier turns' and the starter
         code as given (a copy of the given stub or file is no answer)."""
-        earlier = {extract.normalise(t.program) for t in self.turns if t.program}
+        earlier = {extract.code_key(t.program) for t in self.turns if t.program}
         if self.problem.starter_code.strip():
-            earlier.add(extract.normalise(self.problem.starter_code))
+            earlier.add(extract.code_key(self.problem.starter_code))
         return earlier
 
     @staticmethod
     def _is_repeat(reply: str, earlier: set[str]) -> bool:
         program = extract.code(reply)
-        return program is not None and extract.normalise(program) in earlier
+        return program is not None and extract.code_key(program) in earlier
 
     def _execute(self, index: int, messages: list[Message], reply: str, author: str) -> Turn:
         sid = self._start()
         program = extract.code(reply)
         earlier = self._earlier_programs()
         self._emit(ProgramExtracted(sid, index, program,
-                                    program is not None and extract.normalise(program) in earlier))
+                                    program is not None and extract.code_key(program) in earlier))
         public = hidden = None
         if program is None:
             text = feedback.NO_CODE

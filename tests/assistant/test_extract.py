@@ -42,6 +42,18 @@ def test_normalise_ignores_whitespace_only() -> None:
     assert extract.blocks("```Python\nA\n```")[0] == ("python", "A\n")
 
 
+def test_code_key_ignores_docstrings_comments_and_formatting() -> None:
+    """A banned-docstring copy of a program is the same program (it was counted as changed)."""
+    original = 'def add(a, b):\n    """Add two numbers.\n\n    >>> add(1, 2)\n    3\n    """\n    return a + b  # sum\n'
+    assert extract.code_key("def add(a,b):\n    return a+b\n") == extract.code_key(original)
+    assert extract.code_key("def add(a, b):\n    return a - b\n") != extract.code_key(original)
+    assert extract.code_key("def add(a, b):\n    return 'a + b'\n") != extract.code_key("def add(a, b):\n    return a + b\n")
+    # the starter code (signature and docstring) is the same code as a bare stub
+    assert extract.code_key('def f(x):\n    """Doc."""\n') == extract.code_key("def f(x):\n    pass\n")
+    # what does not parse falls back to whitespace-normalised text
+    assert extract.code_key("def f(:\n  x") == extract.code_key("def f(:   x") != extract.code_key("def f(: y")
+
+
 # --- where a reply's answer is complete (the fence stop) ------------------------------
 
 FULL_REPLIES = [

@@ -8,7 +8,8 @@ the buggy program (never the model's) and turns 1..T the model's revisions:
 - `progress[t]`: turn t's program passes a larger share of the hidden tests than the buggy
   program (the program stays, as above).
 - `ran[t]`: the model took turn t; `no_code[t]`: that reply held no python block;
-  `unchanged[t]`: its program equals turn t-1's after normalising whitespace.
+  `unchanged[t]`: its program is turn t-1's code (`extract.code_key`: docstrings, comments and
+  formatting aside).
 
 Metrics (per turn 1..T, each sum(num) / sum(den) counted per task, so the intervals of
 `trainer.eval.bootstrap` resample tasks, all items of a task together): fix rate and
@@ -24,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from assistant.extract import normalise
+from assistant.extract import code_key
 from assistant.trajectory import Turn
 
 FLAGS = ("fixed", "progress", "ran", "no_code", "unchanged")
@@ -93,7 +94,7 @@ def reduce(turns: Sequence[Turn], horizon: int, *, item: str, task: str, arm: st
             o.ran[t] = True
             o.no_code[t] = turn.program is None
             o.unchanged[t] = turn.program is not None and turns[t - 1].program is not None \
-                and normalise(turn.program) == normalise(turns[t - 1].program)
+                and code_key(turn.program) == code_key(turns[t - 1].program)
     return o
 
 
