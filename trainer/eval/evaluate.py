@@ -48,10 +48,12 @@ __all__ = ["evaluate", "compare", "EvalReport", "ComparisonReport", "CompareErro
 
 def usable_sessions(store: Store, problem: Problem, model: str, turns: int) -> list[SessionRecord]:
     """Finished `eval` sessions of `model` on this exact problem content that cover `turns`
-    turns, oldest first."""
+    turns, oldest first. A repair-benchmark session (its meta names the item) is also an `eval`
+    session on the same problem, but it starts from a seeded bug: it is never one of these."""
     digest = problem.content_hash()
     return [s for s in store.sessions(problem_id=problem.id, model=model, source=EVAL_SOURCE)
-            if s.problem_hash == digest and (s.status == PASSED or (s.status == UNSOLVED and s.turn_count >= turns))]
+            if s.problem_hash == digest and "repair" not in s.meta
+            and (s.status == PASSED or (s.status == UNSOLVED and s.turn_count >= turns))]
 
 
 def evaluate(loop: LoopSettings, problems: Sequence[Problem], client: ChatModel, sandbox: Runner,
