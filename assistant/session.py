@@ -4,8 +4,8 @@ sandbox -> feedback -> next turn, up to T turns, stopping once every public test
 Each turn's program runs once against the public and hidden tests together; only the
 public results become feedback, hidden results are stored and never shown to the model.
 A reply whose program repeats an earlier turn's (the same code, whatever its docstrings,
-comments or formatting), or the problem's starter code as given, is resampled at a higher temperature, up to `repeat_resamples`
-times, and the turn records it. The loop
+comments or formatting), or the problem's starter code as given, is resampled at a higher
+temperature, up to `repeat_resamples` times, and the turn records it. The loop
 knows no store: `assistant.recorder` subscribes to its events and writes every finished
 turn in its own transaction before the next begins. Model errors (after the client's retries) and sandbox faults end the session with a
 status and a message; `run` never raises for them.
@@ -230,7 +230,7 @@ class Session:
         return self._record(turn)
 
     def _earlier_programs(self) -> set[str]:
-        """The normalised programs a new reply must not repeat: earlier turns' and the starter
+        """The code keys (`extract.code_key`) a new reply must not repeat: earlier turns' and the starter
         code as given (a copy of the given stub or file is no answer)."""
         earlier = {extract.code_key(t.program) for t in self.turns if t.program}
         if self.problem.starter_code.strip():
