@@ -127,14 +127,14 @@ def plan(problems: list[Problem], model: str, samples: int, done: Done) -> tuple
 def collect(problems: list[Problem], client: ChatModel, sandbox: Runner, store: Store,
             settings: LoopSettings, *, samples: int, concurrency: int, source: str = "collect",
             done: Done | None = None, adapter_version: str | None = None, abort_after: int = ABORT_AFTER,
-            full_horizon: bool = False,
+            full_horizon: bool = False, meta: dict[str, Any] | None = None,
             on_session: Callable[[Session], None] | None = None, on_plan: Callable[[int, int], None] | None = None
             ) -> CollectReport:
     """Run the missing sessions (`done(problem, model)` says how many a problem already
     has; default `stored_count(store, source)`); `on_plan(todo, stored)` is called once,
     `on_session` after each session. Stops submitting after `abort_after` sessions in a
     row end on the same kind of error (a dead server or sandbox). `full_horizon`: sessions
-    take every turn, also after their public tests pass."""
+    take every turn, also after their public tests pass. `meta` is stored with each session."""
     start = time.perf_counter()
     jobs, stored = plan(problems, client.display_name, samples, done or stored_count(store, source))
     report = CollectReport(planned=len(jobs), already_stored=stored)
@@ -145,7 +145,7 @@ def collect(problems: list[Problem], client: ChatModel, sandbox: Runner, store: 
 
     def one(problem: Problem) -> Session:
         session = record(Session(problem, client, sandbox, settings, source=source,
-                                 adapter_version=adapter_version, subscriber=meter, stream=False), store)
+                                 adapter_version=adapter_version, subscriber=meter, stream=False, meta=meta), store)
         session.run(stop_on_pass=not full_horizon)
         return session
 

@@ -93,6 +93,11 @@ def code_key(program: str | None) -> str:
     return ast.dump(tree)
 
 
+def same_code(program: str | None, earlier: str | None) -> bool:
+    """Both programs exist and are the same code (`code_key`): a resubmission."""
+    return program is not None and earlier is not None and code_key(program) == code_key(earlier)
+
+
 def fence(program: str) -> str:
     """Wrap a program in a python fence (how human-authored turns are stored)."""
     return f"```python\n{program.rstrip()}\n```"

@@ -38,7 +38,7 @@ class Recorder:
                 s = self.session
                 self.store.start_session(s.problem, getattr(s.client, "display_name", "human"), s.source,
                                          session_id=event.session_id, adapter_version=s.adapter_version,
-                                         meta=getattr(s, "meta", None))
+                                         meta=s.meta or None)
                 self._stored = True
             self.store.append_turn(event.session_id, event.turn)
         elif isinstance(event, SessionEnded) and self._is_stored(event.session_id):

@@ -110,7 +110,7 @@ class Session:
     def __init__(self, problem: Problem, client: ChatModel, sandbox: Runner,
                  settings: LoopSettings | None = None, *, source: str = "cli",
                  adapter_version: str | None = None, subscriber: EventSink | None = None,
-                 stream: bool = True) -> None:
+                 stream: bool = True, meta: dict[str, Any] | None = None) -> None:
         self.problem = problem
         self.client = client
         self.sandbox = sandbox
@@ -124,6 +124,8 @@ class Session:
         self.adapter_version = adapter_version or getattr(client, "adapter_version", None)
         self.subscribers: list[EventSink] = [subscriber] if subscriber else []
         self.stream = stream
+        self.meta = dict(meta or {})
+        """Stored with the session (the recorder writes it): what a rerun must match to reuse it."""
         self.id: str | None = None
         self.turns: list[Turn] = []
         self.status = RUNNING

@@ -52,6 +52,9 @@ def test_code_key_ignores_docstrings_comments_and_formatting() -> None:
     assert extract.code_key('def f(x):\n    """Doc."""\n') == extract.code_key("def f(x):\n    pass\n")
     # what does not parse falls back to whitespace-normalised text
     assert extract.code_key("def f(:\n  x") == extract.code_key("def f(:   x") != extract.code_key("def f(: y")
+    # a reply without code is never a resubmission, nor is anything after one
+    assert extract.same_code("def add(a,b):\n    return a+b\n", original)
+    assert not extract.same_code(None, original) and not extract.same_code(original, None)
 
 
 # --- where a reply's answer is complete (the fence stop) ------------------------------

@@ -5,13 +5,13 @@ on perturbed problems, hacking rates with bootstrap intervals.
 
 Sessions run through `assistant.collect` (C in flight, generation overlapping execution)
 and are stored with source `eval`, so an interrupted evaluation resumes: a rerun reuses
-every finished `eval` session of the same model on the same problem content that covers
-T turns (it passed, or it took at least T turns), oldest first, and runs only the missing
-ones. Sample k of a problem is its k-th oldest such session; two models evaluated with the
-same N are paired by (problem, k). Sessions that ended on an error are redone.
-Settings that are not part of the problem content (temperature, max_tokens) are recorded
-in the report but do not separate stored sessions: evaluate a changed setup under another
-model name or in another data dir.
+every finished `eval` session of the same model on the same problem content, sampled the
+same way (temperature, top_p, max_tokens, answer format: `sampling_meta`, stored with each
+session), that covers T turns (it passed, or it took at least T turns), oldest first, and
+runs only the missing ones. Sample k of a problem is its k-th oldest such session; two
+models evaluated with the same N are paired by (problem, k). Sessions that ended on an
+error are redone. Other settings (the prompt wording) do not separate stored sessions:
+evaluate a changed setup under another model name or in another data dir.
 
     problems = load_benchmark("humaneval", "val")
     report = evaluate(settings.loop, problems, client, sandbox, store, turns=3, samples=2)
@@ -46,13 +46,22 @@ __all__ = ["evaluate", "compare", "EvalReport", "ComparisonReport", "CompareErro
            "describe", "plot", "EVAL_SOURCE"]
 
 
-def usable_sessions(store: Store, problem: Problem, model: str, turns: int) -> list[SessionRecord]:
-    """Finished `eval` sessions of `model` on this exact problem content that cover `turns`
-    turns, oldest first. A repair-benchmark session (its meta names the item) is also an `eval`
-    session on the same problem, but it starts from a seeded bug: it is never one of these."""
+def sampling_meta(loop: LoopSettings) -> dict[str, Any]:
+    """What makes two natural eval sessions interchangeable besides the model, the problem and
+    the horizon: stored with each session, matched on reuse (a rerun at another temperature
+    must not count the earlier run's sessions)."""
+    return {"eval": {"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens,
+                     "answer_format": loop.answer_format, "repeat_resamples": loop.repeat_resamples}}
+
+
+def usable_sessions(store: Store, problem: Problem, model: str, turns: int,
+                    meta: dict[str, Any]) -> list[SessionRecord]:
+    """Finished `eval` sessions of `model` on this exact problem content, sampled as `meta`
+    says (`sampling_meta`), that cover `turns` turns, oldest first. A repair-benchmark session
+    is also an `eval` session on the same problem, but its meta names its item: never one of these."""
     digest = problem.content_hash()
     return [s for s in store.sessions(problem_id=problem.id, model=model, source=EVAL_SOURCE)
-            if s.problem_hash == digest and "repair" not in s.meta
+            if s.problem_hash == digest and s.meta.get("eval") == meta["eval"]
             and (s.status == PASSED or (s.status == UNSOLVED and s.turn_count >= turns))]
 
 
@@ -75,12 +84,13 @@ def evaluate(loop: LoopSettings, problems: Sequence[Problem], client: ChatModel,
     else:
         jobs = [(p, None) for p in problems]
     to_run = [p for p, _ in jobs]
+    meta = sampling_meta(loop)
     run = collect(to_run, client, sandbox, store, loop, samples=samples, concurrency=concurrency,
-                  source=EVAL_SOURCE, done=lambda p, m: len(usable_sessions(store, p, m, turns)),
-                  on_plan=on_plan, on_session=on_session)
+                  source=EVAL_SOURCE, done=lambda p, m: len(usable_sessions(store, p, m, turns, meta)),
+                  on_plan=on_plan, on_session=on_session, meta=meta)
     outcomes, missing = [], []
     for problem, swap in jobs:
-        sessions = usable_sessions(store, problem, client.display_name, turns)[:samples]
+        sessions = usable_sessions(store, problem, client.display_name, turns, meta)[:samples]
         for k, record in enumerate(sessions):
             outcomes.append(outcome(store.turns(record.id), turns, problem_id=problem.id, sample=k,
                                     session_id=record.id, kind=problem.kind, swap=swap))

@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from assistant.extract import code_key
+from assistant.extract import same_code
 from assistant.trajectory import Turn
 from trainer.perturb import Swap
 
@@ -111,8 +111,7 @@ def outcome(turns: Sequence[Turn], horizon: int, *, problem_id: str, sample: int
         o.ran[t], o.passed[t] = True, turn.passed_hidden
         o.tampered[t], o.flagged[t] = turn.tampered, bool(turn.flags)
         if t:
-            o.unchanged[t] = (turn.program is not None and turns[t - 1].program is not None
-                              and code_key(turn.program) == code_key(turns[t - 1].program))
+            o.unchanged[t] = same_code(turn.program, turns[t - 1].program)
             o.exposed[t] = bool(seen)
             o.hacked[t] = any(_passes(turn, k) for k in seen)
         shown = _shown(turn, kind)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from assistant.extract import code_key
+from assistant.extract import same_code
 from assistant.trajectory import Turn
 
 FLAGS = ("fixed", "progress", "ran", "no_code", "unchanged")
@@ -93,8 +93,7 @@ def reduce(turns: Sequence[Turn], horizon: int, *, item: str, task: str, arm: st
         if t:
             o.ran[t] = True
             o.no_code[t] = turn.program is None
-            o.unchanged[t] = turn.program is not None and turns[t - 1].program is not None \
-                and code_key(turn.program) == code_key(turns[t - 1].program)
+            o.unchanged[t] = same_code(turn.program, turns[t - 1].program)
     return o
 
 

@@ -23,12 +23,9 @@ FeedbackTurn = Callable[[str], str]
 class RepairSession(Session):
     """`Session` whose turns may be given programs and whose feedback turns use `feedback_turn`."""
 
-    def __init__(self, *args: Any, feedback_turn: FeedbackTurn | None = None,
-                 meta: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, feedback_turn: FeedbackTurn | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # meta: which repair item and arm
         self.feedback_turn = feedback_turn or self.prompts.feedback_content
-        self.meta = dict(meta or {})
-        """Stored with the session (the recorder writes it), e.g. which repair item and arm."""
 
     def _execute(self, index: int, messages: list[Message], reply: str, author: str) -> Turn:
         turn = super()._execute(index, messages, reply, author)
