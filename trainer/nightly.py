@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from assistant import runtime, server
 from assistant.adapters import served_base_name
@@ -63,13 +64,33 @@ class Retrain:
                 self._sandbox = self._sandbox_factory()
         return self._sandbox
 
-    def run(self, fresh: bool = False) -> Run:
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The retrain lock (one job at a time on these cores); closes the sandbox it opened."""
         with RetrainLock(self.root):
             try:
-                return self._run(fresh)
+                yield
             finally:
                 if self._sandbox is not None and self._sandbox_factory is None:
                     self._sandbox.close()
+
+    def run(self, fresh: bool = False) -> Run:
+        with self._locked():
+            return self._run(fresh)
+
+    def gate(self, version: int, promote: bool = False) -> dict[str, Any]:
+        """`cobalt adapters gate`: the nightly gate (and, with `promote`, its promotion) on an
+        adapter registered by hand (`cobalt train --register`). Adapters the gate loaded into
+        the server are unloaded again unless promoted."""
+        with self._locked():
+            decision = self.gate_version(version)
+            promoted = self.promote_if_passed(version, decision, "adapters gate") if promote else {"promoted": False}
+            api_base = self._running_api()
+            keep = {decision["candidate"]} if promoted["promoted"] else set()
+            if api_base is not None:
+                for name in set(decision["loaded"]) - keep:
+                    server.unload_adapter(api_base, name)
+            return {"gate": decision, "promote": promoted}
 
     def _run(self, fresh: bool) -> Run:
         run = self.state.unfinished()
@@ -206,19 +227,31 @@ class Retrain:
         tokenizer = models.resolve(self.model, self.config.paths) if self.config.model.suppress_docstrings else None
         return runtime.served_client(self.config, api_base, name, tokenizer)
 
-    def _ensure_loaded(self, api_base: str, name: str, path: Path) -> None:
-        if name not in server.served_models(api_base):
-            server.load_adapter(api_base, name, path)
+    def _ensure_loaded(self, api_base: str, name: str, path: Path) -> bool:
+        """Load adapter `name` unless the server has it; True when it was loaded now."""
+        if name in server.served_models(api_base):
+            return False
+        server.load_adapter(api_base, name, path)
+        return True
 
     def step_gate(self, run: Run) -> dict[str, Any]:
+        return self.gate_version(run.steps["register"]["version"])
+
+    def gate_version(self, version: int) -> dict[str, Any]:
+        """The gate's decision on registered adapter `version` (`trainer.gate`), against the base
+        model and the current adapter; the server loads both adapters when it lacks them."""
         gs = self.settings.gate
         api_base, base = self._server()
-        candidate = self.registry.get(run.steps["register"]["version"])
+        candidate = self.registry.get(version)
+        if candidate.base_model != self.model:
+            raise UserError(f"v{version} is an adapter of {candidate.base_model}, not of {self.model}")
         current = self.registry.current(self.model)
-        self._ensure_loaded(api_base, candidate.name, candidate.path)
+        if current is not None and current.version == version:
+            current = None  # the current adapter itself: it is compared with the base model only
+        loaded = [candidate.name] if self._ensure_loaded(api_base, candidate.name, candidate.path) else []
         references = [gate.Arm("base", self._client(api_base, base))]
         if current is not None:
-            self._ensure_loaded(api_base, current.name, current.path)
+            loaded += [current.name] if self._ensure_loaded(api_base, current.name, current.path) else []
             references.append(gate.Arm("current", self._client(api_base, current.name), current.name))
         es = EvalSettings.from_section(self.config.eval)
         items = gate.gate_items(gs, es)
@@ -228,16 +261,19 @@ class Retrain:
             arm = gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name)
             report = gate.compare(items, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress)
         self.progress(("promote: " if report.promote else "keep the current model: ") + report.reason)
-        return {**report.to_dict(), "current": current.name if current else base, "candidate": candidate.name}
+        return {**report.to_dict(), "current": current.name if current else base, "candidate": candidate.name,
+                "loaded": loaded}
 
     def step_promote(self, run: Run) -> dict[str, Any]:
-        decision = run.steps["gate"]
-        version = run.steps["register"]["version"]
+        return self.promote_if_passed(run.steps["register"]["version"], run.steps["gate"], f"retrain {run.id}")
+
+    def promote_if_passed(self, version: int, decision: dict[str, Any], why: str) -> dict[str, Any]:
+        """Promote `version` when the gate's `decision` says so (recorded as `why: reason`)."""
         if not decision.get("promote"):
             return {"promoted": False, "reason": decision.get("reason")}
         current = self.registry.current(self.model)
         if current is None or current.version != version:
-            self.registry.promote(version, f"retrain {run.id}: {decision['reason']}",
+            self.registry.promote(version, f"{why}: {decision['reason']}",
                                   merge=merge_into_base(self.config, self.progress))
         self.progress(f"promoted adapter v{version}")
         return {"promoted": True, "version": version, "reason": decision["reason"]}

@@ -146,3 +146,36 @@ def test_concurrent_refusal_and_sigkill_mid_training_then_resume(home: dict, tmp
     assert result["status"] == "done" and result["steps"]["train"]["resumed_from"] == f"checkpoint-{done}"
     assert result["steps"]["train"]["metrics"]["steps"] == done + 1
     assert json.loads(next(runs.glob("*/run.json")).read_text())["attempts"] == 2
+
+
+def _gate(home: dict, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict, str]:
+    capsys.readouterr()
+    code = main(["--config", home["config"], "adapters", "gate", *args, "--server", home["api"], "--json"])
+    out = capsys.readouterr()
+    return code, (json.loads(out.out) if out.out.strip() else {}), out.err
+
+
+def test_adapters_gate_judges_a_hand_trained_version_and_promotes_only_when_asked(
+        home: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import make_random_adapter
+
+    registry: Registry = home["registry"]
+    v2 = registry.register(make_random_adapter(models.resolve("tiny", home["cfg"].paths), tmp_path / "v2", seed=1),
+                           {"base_model": "tiny"})
+    code, result, err = _gate(home, f"v{v2.version}", capsys=capsys)
+    gate = result["gate"]
+    assert code == 0, err
+    assert (gate["candidate"], gate["current"]) == ("tiny-v2", "tiny-v1")
+    assert [c["reference"] for c in gate["comparisons"]] == ["base", "current"] and gate["promote"]
+    assert result["promote"] == {"promoted": False}
+    assert read_current(registry.root)["tiny"]["version"] == 1  # judged, not promoted
+    assert not {"tiny-v1", "tiny-v2"} & set(server.served_models(home["api"]))  # loaded for the gate only
+
+    code, result, err = _gate(home, "2", "--promote", capsys=capsys)
+    assert code == 0 and result["promote"]["promoted"], err
+    current = read_current(registry.root)["tiny"]
+    assert current["version"] == 2 and current["reason"].startswith("adapters gate: shown not worse")
+    assert "tiny-v2" in server.served_models(home["api"])
+
+    code, result, err = _gate(home, "9", capsys=capsys)
+    assert code == 1 and result == {} and err.strip().splitlines()[-1].startswith("cobalt: error: there is no adapter version 9")

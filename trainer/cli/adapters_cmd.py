@@ -1,6 +1,7 @@
-"""`cobalt adapters list|promote|rollback`: the adapter registry. Promotion and rollback
+"""`cobalt adapters list|promote|rollback|gate`: the adapter registry. Promotion and rollback
 are atomic and record why; when the model server runs, the new current adapter is
-hot-loaded under its own name."""
+hot-loaded under its own name. `gate` runs the nightly promotion gate on a version trained
+by hand (`cobalt train --register`) and, with --promote, promotes it only if it passes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from assistant.errors import UserError
+from trainer.cli.common import add_profile, progress
 
 if TYPE_CHECKING:
     from assistant.settings import PathsSettings, Settings
@@ -33,6 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     target.add_argument("--base", action="store_true", help="serve the bare base model")
     p.add_argument("--reason", required=True, help="why (recorded in the history)")
     p.set_defaults(func=rollback_cmd)
+    p = actions.add_parser("gate", help="run the promotion gate on a version (vs the base model and the current adapter); "
+                                             "exit code 1 when it does not pass")
+    p.add_argument("version", help="version number (e.g. 3 or v3)")
+    p.add_argument("--promote", action="store_true", help="promote the version when the gate passes it")
+    p.add_argument("--server", metavar="URL", help="api base of a running base-model server (default: the data dir's)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_profile(p)
+    p.set_defaults(func=gate_cmd)
 
 
 def _version(text: str) -> int:
@@ -97,3 +107,25 @@ def rollback_cmd(args: argparse.Namespace, config: Settings) -> int:
     else:
         print(f"v{item.version} ({item.name}) is now the current adapter of {model}{_hotload(config.paths, item)}")
     return 0
+
+
+def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
+    from trainer.nightly import Retrain
+    from trainer.registry import Registry
+    from trainer.settings import load_train_settings
+
+    version = _version(args.version)
+    model = Registry.open(config.paths).get(version).base_model
+    job = Retrain(config, load_train_settings(config.train, args.profile), model=model, api_base=args.server,
+                  progress=progress)
+    result = job.gate(version, promote=args.promote)
+    decision, promoted = result["gate"], result["promote"]
+    if args.json:
+        print(json.dumps(result, default=str))
+    else:
+        verdict = "passes" if decision["promote"] else "does not pass"
+        print(f"v{version} ({decision['candidate']}) {verdict} the gate on {decision['items']} items of "
+              f"{decision['tasks']} tasks: {decision['reason']}")
+        if promoted["promoted"]:
+            print(f"v{version} is now the current adapter of {model}{_hotload(config.paths, Registry.open(config.paths).get(version))}")
+    return 0 if decision["promote"] else 1
