@@ -115,7 +115,8 @@ def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
     from trainer.settings import load_train_settings
 
     version = _version(args.version)
-    model = Registry.open(config.paths).get(version).base_model
+    item = Registry.open(config.paths).get(version)
+    model = item.base_model
     job = Retrain(config, load_train_settings(config.train, args.profile), model=model, api_base=args.server,
                   progress=progress)
     result = job.gate(version, promote=args.promote)
@@ -127,5 +128,5 @@ def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
         print(f"v{version} ({decision['candidate']}) {verdict} the gate on {decision['items']} items of "
               f"{decision['tasks']} tasks: {decision['reason']}")
         if promoted["promoted"]:
-            print(f"v{version} is now the current adapter of {model}{_hotload(config.paths, Registry.open(config.paths).get(version))}")
+            print(f"v{version} is now the current adapter of {model}{_hotload(config.paths, item)}")
     return 0 if decision["promote"] else 1
