@@ -4,12 +4,13 @@ counted, and a server that refuses speculative decoding is started again without
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any, Iterator
 
 import pytest
 
-from assistant import extract, models, server
+from assistant import extract, llm, models, server
 from assistant.bench_turn import metric
 from assistant.llm import ChatClient
 from tests.conftest import free_port
@@ -40,11 +41,29 @@ def smol(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator
         server.stop_process(proc)
 
 
-def test_the_stream_ends_at_the_closing_fence_on_a_real_server(smol: server.ServerInfo) -> None:
-    # The fence comes at token 71; on a loaded machine the client reads the stream late and the
-    # server generated 32 more tokens before it saw the close, so the cap leaves it 185 to spare
-    # (at 110 CI saw the whole reply generated).
-    client = ChatClient("hosted_vllm/smollm2", api_base=smol.api_base, max_tokens=256, retries=0, timeout_s=300)
+class _NoEos(ChatClient):
+    """A client whose requests run to max_tokens unless aborted (vLLM's `ignore_eos`)."""
+
+    def request_kwargs(self, messages: Any) -> dict[str, Any]:
+        return {"extra_body": {"ignore_eos": True}}
+
+
+def test_the_stream_ends_at_the_closing_fence_on_a_real_server(smol: server.ServerInfo,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fence comes at token 71. The stopped request would run to 2048 tokens (ignore_eos) if
+    # the server did not abort it, so a late-reading client on a loaded machine still leaves
+    # ~950 tokens to spare; with the garbage collector off, only the client's own close can
+    # end it early (a stream left open ran 650 tokens until a collection closed it). Comparing
+    # with a 110- or 256-token reply failed twice on CI: the whole reply was generated.
+    closed: list[bool] = []
+
+    def close(stream: Any) -> None:
+        closed.append(llm._http_response(stream) is not None)
+        real_close(stream)
+
+    real_close = llm._close
+    monkeypatch.setattr(llm, "_close", close)
+    client = _NoEos("hosted_vllm/smollm2", api_base=smol.api_base, max_tokens=160, retries=0, timeout_s=300)
     client.stop_at_fence = False
     full = client.chat(PROMPT, temperature=0.0)
     cut_end = extract.answer_end(full.text)
@@ -53,15 +72,21 @@ def test_the_stream_ends_at_the_closing_fence_on_a_real_server(smol: server.Serv
     client.stop_at_fence = True
     before = metric(smol.api_base, "vllm:generation_tokens_total")
     streamed: list[str] = []
-    stopped = client.chat(PROMPT, temperature=0.0, on_token=streamed.append)
+    closed.clear()
+    gc.disable()
+    try:
+        stopped = client.chat(PROMPT, temperature=0.0, max_tokens=2048, on_token=streamed.append)
+        assert closed == [True]  # the HTTP response under litellm's stream was found and closed
+        deadline = time.monotonic() + 150  # the server aborts the request once it sees the closed stream
+        while metric(smol.api_base, "vllm:num_requests_running") > 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        gc.enable()
+    generated = metric(smol.api_base, "vllm:generation_tokens_total") - before
     assert stopped.finish_reason == "fence" and "".join(streamed) == stopped.text
     assert stopped.text == full.text[:cut_end] and extract.code(stopped.text) == extract.code(full.text)
     assert stopped.completion_tokens < full.completion_tokens
-    deadline = time.monotonic() + 30  # the server aborts the request once it sees the closed stream
-    while metric(smol.api_base, "vllm:num_requests_running") > 0 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    generated = metric(smol.api_base, "vllm:generation_tokens_total") - before
-    assert generated < full.completion_tokens  # the server stopped too, not only the client
+    assert generated < 1024, generated  # the server stopped too, not only the client
 
 
 def test_ngram_speculative_decoding_runs_and_is_counted(smol: server.ServerInfo) -> None:
