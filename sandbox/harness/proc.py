@@ -18,10 +18,13 @@ import signal
 import time
 
 WORK = "/work"
-CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
+# One malloc arena: glibc reserves 64 MB of address space per thread arena, which the
+# address-space limit counts, so under 256 MB an honest program could not start 3 threads.
+CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "1"}
 RECORD_CAP = 1 << 19  # a value test's record holds its value (sandbox/harness/plain.py)
 STDERR_DRAIN = 16 << 20  # stderr past the kept bytes is read and dropped, up to this much
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
+M_ARENA_MAX = -8  # mallopt(3)
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -97,6 +100,8 @@ def _isolate(fds: tuple[int, int, int, int], limits: dict, cwd: str, env: dict) 
             fh.write("1000")  # the OOM killer takes the test, never the harness
     except OSError:
         pass
+    if hasattr(_libc, "mallopt"):  # the forked child's malloc is already set up: MALLOC_ARENA_MAX is too late
+        _libc.mallopt(M_ARENA_MAX, 1)
     cpu = int(limits["timeout_s"]) + 2
     for rlim, value in ((resource.RLIMIT_AS, limits["memory_mb"] << 20), (resource.RLIMIT_CPU, cpu),
                         (resource.RLIMIT_FSIZE, limits["workdir_mb"] << 20), (resource.RLIMIT_CORE, 0)):

@@ -19,9 +19,10 @@ import signal
 import tarfile
 import xml.etree.ElementTree as ET
 
+from sandbox.harness.proc import CHILD_ENV
+
 PROJECT = "/work/project"
-PYTEST_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
-              "PYTHONDONTWRITEBYTECODE": "1"}
+PYTEST_ENV = {**CHILD_ENV, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def _inside(root: str, path: str) -> str:

@@ -68,7 +68,7 @@ def test_honest_programs_get_the_same_results_under_runsc_as_under_runc(runsc, d
     jobs = [Job(ADD, STDIO), Job(THREADS, [TestCase(input="2\n", output="30\n")]), Job(TWICE, FUNCTION, "function"),
             Job("def add(a, b):\n    return a + b\n", [], "pytest", project=project)]
     with open_box(docker_client, None) as runc:
-        runc.warm()  # warmed like the runsc box: from a cold pool the threads job once ended in an error (exit 1) in CI
+        runc.warm()  # warmed like the runsc box (the threads job once failed in CI: glibc arenas, see harness/proc.py)
         expected = [outcome(r) for r in runc.run_many(jobs)]
     got = [outcome(r) for r in runsc.run_many(jobs)]
     assert got == expected

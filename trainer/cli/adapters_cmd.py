@@ -124,9 +124,10 @@ def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
     if args.json:
         print(json.dumps(result, default=str))
     else:
+        # the reason was already shown as progress (stderr); stdout says what it led to
         verdict = "passes" if decision["promote"] else "does not pass"
+        outcome = (f"; it is now the current adapter of {model}{_hotload(config.paths, item)}" if promoted["promoted"]
+                   else "; not promoted (add --promote)" if decision["promote"] and not args.promote else "")
         print(f"v{version} ({decision['candidate']}) {verdict} the gate on {decision['items']} items of "
-              f"{decision['tasks']} tasks: {decision['reason']}")
-        if promoted["promoted"]:
-            print(f"v{version} is now the current adapter of {model}{_hotload(config.paths, item)}")
+              f"{decision['tasks']} tasks{outcome}")
     return 0 if decision["promote"] else 1
