@@ -62,11 +62,11 @@ def test_phase_meter_integrates_overlap() -> None:
     meter(TurnStarted("a", 0, 0, 0.6))
     meter(ProgramExtracted("a", 0, "print(1)", False))
     meter(TurnStarted("b", 0, 0, 0.6))
-    time.sleep(0.05)
+    time.sleep(0.5)  # long against a loaded machine's scheduling delay between the calls above
     meter(TurnFinished("a", None))  # type: ignore[arg-type]
     report = meter.report()
     assert report["max_requests_in_flight_while_executing"] == 1
-    assert report["overlap_s"] >= 0.04 and report["share_of_execution_with_requests_in_flight"] > 0.5
+    assert report["overlap_s"] >= 0.45 and report["share_of_execution_with_requests_in_flight"] > 0.5
     assert (meter.generating, meter.executing) == (1, 0)
 
 

@@ -108,8 +108,8 @@ def test_endless_loop_times_out_within_the_limit(sandbox) -> None:
     test = one(sandbox, "while True:\n    pass\n", "", limits=QUICK)
     elapsed = time.monotonic() - start
     assert test.status == "timeout"
-    assert QUICK.timeout_s <= test.duration_s < QUICK.timeout_s + 0.5
-    assert elapsed < QUICK.timeout_s + 3  # the whole run, container recycle excluded
+    assert QUICK.timeout_s <= test.duration_s < QUICK.timeout_s + 1.5  # margins for a loaded machine
+    assert elapsed < QUICK.timeout_s + 6  # the whole run, container recycle excluded
     assert one(sandbox, "import time\ntime.sleep(60)\n", "", limits=QUICK).status == "timeout"
 
 

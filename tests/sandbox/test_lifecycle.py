@@ -20,7 +20,7 @@ pytestmark = pytest.mark.docker
 REPO = Path(__file__).resolve().parents[2]
 
 
-def wait_until_gone(client, owner: str, timeout_s: float = 20.0) -> list[dict]:
+def wait_until_gone(client, owner: str, timeout_s: float = 60.0) -> list[dict]:
     deadline = time.monotonic() + timeout_s
     while owned_containers(client, owner) and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import docker
 import pytest
-from conftest import LIMITS
+from tests.sandbox.conftest import LIMITS
 from slow_proxy import SlowProxy
 
 from sandbox import Sandbox, SandboxError, TestCase
@@ -22,13 +22,14 @@ TESTS = [TestCase(input="1 2\n", output="3\n")]
 
 @pytest.fixture
 def proxied(tmp_path, docker_client):
-    """make(stalls) -> (a client with a 2 s timeout that goes through a new proxy, the proxy)."""
+    """make(stalls) -> (a client with a 6 s timeout that goes through a new proxy, the proxy). 6 s, not
+    less: a create the proxy does not stall must not time out on a loaded machine."""
     made: list[SlowProxy] = []
 
     def make(stalls: int | None) -> docker.DockerClient:
-        proxy = SlowProxy(str(tmp_path / "engine.sock"), CREATE, delay_s=4.0, stalls=stalls)
+        proxy = SlowProxy(str(tmp_path / "engine.sock"), CREATE, delay_s=10.0, stalls=stalls)
         made.append(proxy)
-        return docker.DockerClient(base_url=f"unix://{proxy.path}", timeout=2), proxy
+        return docker.DockerClient(base_url=f"unix://{proxy.path}", timeout=6), proxy
 
     yield make
     for proxy in made:

@@ -118,7 +118,7 @@ def test_concurrent_refusal_and_sigkill_mid_training_then_resume(home: dict, tmp
     before = (registry.root / "current.json").read_bytes()
     runs = Path(os.environ["COBALT_HOME"]) / "retrain" / "runs"
     log = tmp_path / "first.log"
-    first = _cli(home, "--max-steps", "40", log=log, start_new_session=True)
+    first = _cli(home, "--max-steps", "10000", log=log, start_new_session=True)  # killed long before
     try:
         deadline = time.monotonic() + 600
         while not list(runs.glob("*/training/checkpoints/checkpoint-*/trainer_state.json")):

@@ -128,7 +128,7 @@ def test_reward_function_raises_when_the_sandbox_is_down() -> None:
 
 @pytest.mark.docker
 def test_reward_function_on_the_real_sandbox(sandbox) -> None:
-    reward = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=1.0))
+    reward = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=3.0))
     two = "a, b = map(int, input().split())\nprint(a + b if a > 5 else 1)"     # 2 of 5 tests
     three = "a, b = map(int, input().split())\nprint(a + b if a > 1 else 9)"   # 3 of 5 tests
     crash = "raise SystemExit(3)"
@@ -152,7 +152,7 @@ def test_reward_function_on_the_real_sandbox(sandbox) -> None:
 def test_a_forging_program_gets_minus_one_and_is_counted(sandbox) -> None:
     from trainer_fakes import FORGE_ADD, RIGHT_ADD, WRONG_ADD, add_problem
 
-    reward = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=2.0))
+    reward = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=3.0))
     replies = [answer(RIGHT_ADD), answer(WRONG_ADD), answer(FORGE_ADD)]
     blob = json.dumps(add_problem().to_dict())
     out = reward(prompts=[[]] * 3, completions=[[{"role": "assistant", "content": r}] for r in replies],

@@ -173,7 +173,7 @@ def test_a_key_is_handled_while_the_model_streams_slowly(tui: Any) -> None:
             streamed = len(reply.markdown.source)
             assert app.controller.busy == "loop" and streamed < len(slow)  # still streaming
             # the stream lasts ~7 s; a UI blocked by it would answer only at its end
-            assert handled_in < 1.5, f"the key took {handled_in:.2f} s while the model streamed"
+            assert handled_in < 3.5, f"the key took {handled_in:.2f} s while the model streamed"
             await wait_for(pilot, lambda: len(reply.markdown.source) > streamed, what="more tokens")
             await pilot.press("escape")
             await pilot.press("ctrl+k")
