@@ -6,9 +6,11 @@ from __future__ import annotations
 import subprocess
 import time
 
+import docker
 import pytest
 
 from sandbox import Limits, TestCase
+from sandbox.engine import INSTANCE_LABEL
 
 pytestmark = pytest.mark.docker
 
@@ -162,8 +164,11 @@ print("done")
     test = one(sandbox, program, "done")
     assert test.status == "passed"  # not "timeout": the orphan holding stdout open did not stall it
     time.sleep(0.5)
-    for info in docker_client.api.containers(filters={"label": f"cobalt.sandbox.owner={sandbox.owner}"}):
-        procs = docker_client.api.top(info["Id"]).get("Processes") or []
+    for info in docker_client.api.containers(filters={"label": f"{INSTANCE_LABEL}={sandbox.instance}"}):
+        try:
+            procs = docker_client.api.top(info["Id"]).get("Processes") or []
+        except docker.errors.APIError:  # recycled and being removed meanwhile: nothing left running in it
+            continue
         assert not [p for p in procs if "313" in " ".join(p)], procs
 
 
