@@ -126,8 +126,11 @@ def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
     else:
         # the reason was already shown as progress (stderr); stdout says what it led to
         verdict = "passes" if decision["promote"] else "does not pass"
-        outcome = (f"; it is now the current adapter of {model}{_hotload(config.paths, item)}" if promoted["promoted"]
-                   else "; not promoted (add --promote)" if decision["promote"] and not args.promote else "")
+        outcome = ""
+        if promoted["promoted"]:
+            outcome = f"; it is now the current adapter of {model}{_hotload(config.paths, item)}"
+        elif decision["promote"]:
+            outcome = "; not promoted (add --promote)"
         print(f"v{version} ({decision['candidate']}) {verdict} the gate on {decision['items']} items of "
               f"{decision['tasks']} tasks{outcome}")
     return 0 if decision["promote"] else 1
