@@ -22,6 +22,16 @@ os.environ.setdefault("COBALT_CACHE", str(
     Path(os.environ["COBALT_HOME"]) / "cache" if os.environ.get("COBALT_HOME") else Path.home() / ".cache" / "cobalt"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _library_loggers_on_the_session_stream() -> None:
+    """transformers makes its log handler on first use, bound to the sys.stderr of that moment:
+    made inside a test's capsys, it writes to a closed file in a later test ("--- Logging
+    error ---" and a traceback on stderr). Made here, it holds the session's own stream."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.get_verbosity()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -70,7 +70,7 @@ def test_retrain_end_to_end_with_a_failed_gate_resumed(home: dict, capsys: pytes
     before = (registry.root / "current.json").read_bytes()
 
     code, _, err = _retrain(home, "--server", "http://127.0.0.1:9/v1", capsys=capsys)
-    assert code == 1 and "Traceback" not in err
+    assert code == 1 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].startswith("cobalt: error: cannot reach the model server")
     assert (registry.root / "current.json").read_bytes() == before  # nothing served changed
     run_dir = next((home["cfg"].paths.data_dir / "retrain" / "runs").iterdir())
