@@ -18,7 +18,7 @@ class UserError(Exception):
 
 def user_error_types() -> tuple[type[BaseException], ...]:
     """Every exception type whose message is shown to a user as is (exit code 1)."""
-    from assistant.config import ConfigError
+    from assistant.settings_loader import ConfigError
     from sandbox.api import SandboxError
 
     return (UserError, SandboxError, ConfigError)

@@ -1,11 +1,11 @@
 """The interfaces the loop, collection, evaluation and the trainer depend on, in one place:
 
-- `ChatModel`: a model that answers a message list (`assistant.llm.ChatClient`, test fakes);
+- `ChatModel`: a model that answers a message list (`assistant.serving.chat.ChatClient`, test fakes);
 - `Runner`: runs one program against tests (`sandbox.Sandbox`);
 - `BatchRunner`: runs many programs at once (`sandbox.Sandbox.run_many`), for the reward,
   perturbed contexts and rollouts;
-- `Rule`: the numbers of a deterministic problem split (`assistant.splits.SplitRule`);
-- `EventSink`: a subscriber of a session's events (`assistant.session.Event`): the CLI
+- `Rule`: the numbers of a deterministic problem split (`assistant.problems.splits.SplitRule`);
+- `EventSink`: a subscriber of a session's events (`assistant.loop.session.Event`): the CLI
   printer, the TUI, the collection meter, the store's recorder.
 
 Protocols only: nothing here runs, stores or builds anything.
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from assistant.llm import ChatResult
-from assistant.trajectory import Message
+from assistant.serving.chat import ChatResult
+from assistant.store.trajectory import Message
 from sandbox.api import Job, RunResult, TestCase
 
 if TYPE_CHECKING:
-    from assistant.session import Event
+    from assistant.loop.session import Event
 
 
 class ChatModel(Protocol):

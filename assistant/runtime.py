@@ -4,7 +4,7 @@ model's) and the trajectory store, made from the loaded `Settings`.
 Every command, the TUI's services, the nightly job and the benchmarks open these three
 through here, so each is built one way. Heavy imports (docker, litellm, the server module)
 happen only when something is opened, which keeps `cobalt --help` fast. This module opens
-things; it neither loads settings (`assistant.config`) nor runs sessions.
+things; it neither loads settings (`assistant.settings_loader`) nor runs sessions.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
-    from assistant.llm import ChatClient
+    from assistant.serving.chat import ChatClient
     from assistant.settings import Settings
-    from assistant.store import Store
+    from assistant.store.trajectory_db import Store
     from sandbox import Sandbox
 
 Progress = Callable[[str], None]
@@ -41,7 +41,7 @@ def open_client(settings: Settings, model: str | None = None, *, adapter: str | 
     """A client for `model` (default: `settings.model.name`): a provider id goes to litellm,
     a local model to the vLLM server (started if needed) with its promoted adapter, or with
     `adapter` ("base": none)."""
-    from assistant.connect import resolve_client
+    from assistant.serving.connect import resolve_client
 
     return resolve_client(settings.model, model, server=settings.server, paths=settings.paths,
                           adapter=adapter, progress=progress or (lambda _: None))
@@ -49,7 +49,7 @@ def open_client(settings: Settings, model: str | None = None, *, adapter: str | 
 
 def open_store(settings: Settings) -> "Store":
     """The trajectory store in the configured data directory."""
-    from assistant.store import Store
+    from assistant.store.trajectory_db import Store
 
     return Store.open(settings.paths)
 
@@ -60,7 +60,7 @@ def session_run(settings: Settings, label: str, quiet: bool = False
     """For a command that runs many sessions: the sandbox, the store and a progress bar
     labelled `label` (hidden when `quiet`), as (sandbox, store, on_plan, on_session);
     closes all three afterwards."""
-    from assistant.console import session_progress
+    from assistant.cli.console import session_progress
 
     sandbox = open_sandbox(settings)
     try:
@@ -73,8 +73,8 @@ def session_run(settings: Settings, label: str, quiet: bool = False
 def served_client(settings: Settings, api_base: str, name: str, tokenizer_dir: Path | None = None) -> "ChatClient":
     """A client for the model or adapter served as `name` by the server at `api_base`
     (`tokenizer_dir`: the served model's, for `model.suppress_docstrings`)."""
-    from assistant.connect import local_bias
-    from assistant.llm import ChatClient
+    from assistant.serving.connect import local_bias
+    from assistant.serving.chat import ChatClient
 
     bias = local_bias(settings.model, tokenizer_dir) if tokenizer_dir is not None else None
     return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, **settings.model.client_options(),

@@ -2,11 +2,11 @@
 sandbox, loop, paths, collect, eval, train), each field documented, with the defaults that
 `configs/default.yaml` and `configs/eval.yaml` spell out.
 
-`assistant.config.load_settings` builds it once per process (YAML files, `--config FILE`,
+`assistant.settings_loader.load_settings` builds it once per process (YAML files, `--config FILE`,
 `COBALT__SECTION__KEY` variables, `COBALT_HOME`); commands hand each function below them
 the section(s) it needs. The sandbox section is the sandbox package's own `SandboxSettings`.
 The `train:` section holds only a user's overrides of `configs/train.yaml`: the trainer merges
-them over its profiles (`trainer.settings.load_train_settings`). This module describes and
+them over its profiles (`trainer.train_settings.load_train_settings`). This module describes and
 validates settings; it opens nothing (it only creates the data and cache directories it
 resolves).
 """
@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from sandbox.settings import SandboxSettings
-from assistant import prompts
+from sandbox.sandbox_settings import SandboxSettings
+from assistant.loop import prompts
 
 ENV_PREFIX = "COBALT__"
 
@@ -51,7 +51,7 @@ class ModelSettings(Section):
 
     def client_options(self) -> dict[str, Any]:
         """The ChatClient keyword arguments these settings give (timeouts, stops)."""
-        from assistant.repetition import RepeatStop
+        from assistant.loop.repetition import RepeatStop
 
         stop = RepeatStop(self.repeat_block_chars, self.repeat_times) if self.stop_on_repetition else None
         return dict(timeout_s=self.timeout_s, retries=self.retries, max_tokens=self.max_tokens,

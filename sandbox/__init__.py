@@ -1,6 +1,6 @@
 """Run untrusted programs against tests inside Docker, isolated and fast (DESIGN.md §4).
 
-Public API: `Sandbox` (run / run_many / from_config / close; its settings: `sandbox.settings`), the data types `TestCase`,
+Public API: `Sandbox` (run / run_many / from_config / close; its settings: `sandbox.sandbox_settings`), the data types `TestCase`,
 `Limits`, `TestResult`, `RunResult`, `Project`, `Job`, `SandboxError`, and `build_image`.
 Imports nothing else of Cobalt's. The data types are plain; `Sandbox`, `build_image` and
 `image_tag` (which need the Docker SDK) are imported on first use, so a caller that only needs

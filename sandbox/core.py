@@ -77,7 +77,7 @@ class Sandbox:
                     **overrides: Any) -> "Sandbox":
         """Build from the `sandbox:` settings (a SandboxSettings, or a mapping validated into
         one: image, pool_size, limits, ...); keyword overrides win."""
-        from sandbox.settings import SandboxSettings  # pydantic, imported only when used
+        from sandbox.sandbox_settings import SandboxSettings  # pydantic, imported only when used
 
         settings = section if isinstance(section, SandboxSettings) else SandboxSettings.model_validate(section or {})
         kwargs: dict[str, Any] = (settings.model_dump(exclude={"limits", "backend", "ray"})

@@ -35,11 +35,11 @@ def main() -> None:
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from assistant import models
-    from assistant.config import load_settings
-    from trainer.grpo import lora_config
-    from trainer.registry import Registry, merge_into_base
-    from trainer.settings import load_train_settings
+    from assistant.serving import models
+    from assistant.settings_loader import load_settings
+    from trainer.training.grpo import lora_config
+    from trainer.release.registry import Registry, merge_into_base
+    from trainer.train_settings import load_train_settings
 
     settings = load_settings()
     train = load_train_settings(settings.train, args.profile)
@@ -59,9 +59,9 @@ def main() -> None:
 def promote_trained(source: Path) -> None:
     import json
 
-    from assistant.config import load_settings
-    from trainer.grpo import ADAPTER_META
-    from trainer.registry import Registry, merge_into_base
+    from assistant.settings_loader import load_settings
+    from trainer.training.grpo import ADAPTER_META
+    from trainer.release.registry import Registry, merge_into_base
 
     meta_path = source / ADAPTER_META
     if not meta_path.is_file():

@@ -50,7 +50,7 @@ def cobalt_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="session")
 def test_config() -> Any:
     """The settings of the test session (a small server, short replies)."""
-    from assistant.config import load_settings
+    from assistant.settings_loader import load_settings
 
     return load_settings(overrides={
         "server": dict(cpu_kvcache_space_gb=1, max_model_len=2048, max_lora_rank=16, max_loras=2),
@@ -76,7 +76,7 @@ class TinyServer:
         self.model: str = info.model
 
     def chat_client(self, **kwargs: Any):
-        from assistant.llm import ChatClient
+        from assistant.serving.chat import ChatClient
 
         kwargs.setdefault("timeout_s", 120)
         kwargs.setdefault("retries", 1)
@@ -86,7 +86,8 @@ class TinyServer:
 
 @pytest.fixture(scope="session")
 def tiny_server(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator[TinyServer]:
-    from assistant import models, server
+    from assistant.serving import models
+    from assistant.serving import server
     from assistant.settings import PathsSettings
 
     if not models.is_prepared("tiny", test_config.paths):

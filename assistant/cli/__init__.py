@@ -4,7 +4,7 @@ The assistant's command modules are imported here by name; other packages add co
 through the `cobalt.commands` entry-point group (the trainer's are declared in
 pyproject.toml), so this package imports nothing above it. Each command module exposes
 `register(subparsers)`, which adds its parser(s) and sets `func(args, settings) -> int`
-(settings: `assistant.settings.Settings`, loaded once here by `assistant.config.load_settings`).
+(settings: `assistant.settings.Settings`, loaded once here by `assistant.settings_loader.load_settings`).
 Errors that a user can fix (`assistant.errors.user_error_types`) are printed as one
 sentence with exit code 1; no bare tracebacks reach the terminal unless COBALT_DEBUG=1.
 """
@@ -17,14 +17,13 @@ import sys
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
-from assistant.cli import (bench_cmd, collect_cmd, debug_cmd, models_cmd, sandbox_cmd, serve_cmd, solve_cmd,
-                           trajectories_cmd, tui_cmd)
+from assistant.cli import collect_cmd, debug_cmd, models_cmd, sandbox_cmd, serve_cmd, solve_cmd, trajectories_cmd, tui_cmd
 from assistant.errors import UserError, user_error_types
 
 COMMAND_GROUP = "cobalt.commands"
 Register = Callable[[argparse._SubParsersAction], None]
 ASSISTANT_COMMANDS: list[Register] = [
-    models_cmd.register, serve_cmd.register, sandbox_cmd.register, bench_cmd.register, solve_cmd.register,
+    models_cmd.register, serve_cmd.register, sandbox_cmd.register, solve_cmd.register,
     debug_cmd.register, trajectories_cmd.register, collect_cmd.register, tui_cmd.register,
 ]
 
@@ -49,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace, Any], int] | None = getattr(args, "func", None)
     try:
-        from assistant.config import load_settings
+        from assistant.settings_loader import load_settings
 
         settings = load_settings(args.config)
         if func is None:

@@ -11,15 +11,15 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from assistant.cli.common import sigterm_as_interrupt
+from assistant.cli.loop_output import sigterm_as_interrupt
 from assistant.cli.trajectories_cmd import print_stats
-from assistant.collect import collect
-from assistant.console import positive_int
-from assistant.problem_loader import load_problems
-from assistant.problems import ProblemError
+from assistant.loop.collect import collect
+from assistant.cli.console import positive_int
+from assistant.problems.resolve import load_problems
+from assistant.problems.schema import ProblemError
 from assistant.runtime import open_client, session_run, to_stderr
-from assistant.splits import SPLITS, select
-from assistant.stats import stats
+from assistant.problems.splits import SPLITS, select
+from assistant.store.stats import stats
 
 if TYPE_CHECKING:
     from assistant.settings import Settings

@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant import feedback
-from assistant.cli.common import add_output_flags, printer, session_json, sigterm_as_interrupt
-from assistant.console import positive_int
-from assistant.debug import apply_fix, best_turn, debug_problem, project_root, unified_diff
-from assistant.recorder import record
+from assistant.loop import feedback
+from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
+from assistant.cli.console import positive_int
+from assistant.debug.fix_file import apply_fix, best_turn, debug_problem, project_root, unified_diff
+from assistant.loop.recorder import record
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
-from assistant.session import Session, grade
+from assistant.loop.session import Session, grade
 
 if TYPE_CHECKING:
     from assistant.settings import Settings

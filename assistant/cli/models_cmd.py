@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from assistant import models
+from assistant.serving import models
 
 if TYPE_CHECKING:
     from assistant.settings import Settings

@@ -8,7 +8,7 @@ import json
 import signal
 from typing import TYPE_CHECKING, Any
 
-from assistant import server
+from assistant.serving import server
 
 if TYPE_CHECKING:
     from assistant.settings import Settings

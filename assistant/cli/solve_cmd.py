@@ -10,13 +10,13 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from assistant.cli.common import add_output_flags, printer, session_json, sigterm_as_interrupt
-from assistant.console import positive_int
-from assistant.problem_loader import load_problem
-from assistant.recorder import record
+from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
+from assistant.cli.console import positive_int
+from assistant.problems.resolve import load_problem
+from assistant.loop.recorder import record
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
-from assistant.session import Session
-from assistant.trajectory import PASSED, UNSOLVED
+from assistant.loop.session import Session
+from assistant.store.trajectory import PASSED, UNSOLVED
 
 if TYPE_CHECKING:
     from assistant.settings import Settings

@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant import records
-from assistant.console import positive_int
+from assistant.store import jsonl_export
+from assistant.cli.console import positive_int
 from assistant.errors import UserError
 from assistant.runtime import open_store
-from assistant.stats import stats
-from assistant.store import Store, StoreError
-from assistant.trajectory import SOURCES, STATUSES, SessionRecord
+from assistant.store.stats import stats
+from assistant.store.trajectory_db import Store, StoreError
+from assistant.store.trajectory import SOURCES, STATUSES, SessionRecord
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -112,14 +112,14 @@ def _print_session(record: SessionRecord) -> None:
 def _export(args: argparse.Namespace, settings: Settings) -> int:
     filters = {"problem_id": args.problem, "model": args.model, "source": args.source}
     with open_store(settings) as store:
-        items = list(records.export_records(store, **filters))
+        items = list(jsonl_export.export_records(store, **filters))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as out:
-            count = records.write_jsonl(items, out)
+            count = jsonl_export.write_jsonl(items, out)
         print(f"wrote {count} record(s) ({sum(len(i['conversations']) for i in items)} sessions) to {args.out}",
               file=sys.stderr)
     else:
-        records.write_jsonl(items, sys.stdout)
+        jsonl_export.write_jsonl(items, sys.stdout)
     return 0
 
 
@@ -131,9 +131,9 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: cannot be read ({exc})") from None
-    sessions = records.read_jsonl(lines, str(path))  # validates everything before writing
+    sessions = jsonl_export.read_jsonl(lines, str(path))  # validates everything before writing
     with open_store(settings) as store:
-        added, skipped = records.import_sessions(store, sessions)
+        added, skipped = jsonl_export.import_sessions(store, sessions)
     print(f"imported {added} session(s); {skipped} already stored")
     return 0
 

@@ -11,7 +11,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from assistant.console import positive_int
+from assistant.cli.console import positive_int
 from assistant.errors import UserError
 
 if TYPE_CHECKING:

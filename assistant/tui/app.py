@@ -19,11 +19,11 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, OptionList
 
-from assistant.problems import ProblemError
-from assistant.session import ProgramExtracted, SessionEnded, TurnFinished, TurnStarted
+from assistant.problems.schema import ProblemError
+from assistant.loop.session import ProgramExtracted, SessionEnded, TurnFinished, TurnStarted
 from assistant.settings import LoopSettings
-from assistant.store import StoreError
-from assistant.trajectory import Turn
+from assistant.store.trajectory_db import StoreError
+from assistant.store.trajectory import Turn
 from assistant.tui.controller import SolveController, describe_error
 from assistant.tui.events import ControllerEvent, RunEnded, RunFailed, ServerProgress, TokensReady
 from assistant.tui.keys import BINDINGS, MAIN_ACTIONS, help_rows

@@ -19,13 +19,13 @@ import threading
 import time
 from typing import Any, Callable
 
-from assistant.problem_loader import load_problem
-from assistant.problems import Problem
-from assistant.recorder import record, resume
-from assistant.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
+from assistant.problems.resolve import load_problem
+from assistant.problems.schema import Problem
+from assistant.loop.recorder import record, resume
+from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.settings import LoopSettings
-from assistant.store import StoreError
-from assistant.trajectory import ERROR, INTERRUPTED, MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED, SessionRecord, Turn
+from assistant.store.trajectory_db import StoreError
+from assistant.store.trajectory import ERROR, INTERRUPTED, MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED, SessionRecord, Turn
 from assistant.tui.events import RunEnded, RunFailed, ServerProgress, TokensReady
 from assistant.tui.services import Services
 from assistant.tui.views import StatusInfo

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from assistant.problem_loader import PROBLEM_SUFFIXES, read_problem_file
-from assistant.problems import Problem, ProblemError
+from assistant.problems.resolve import PROBLEM_SUFFIXES, read_problem_file
+from assistant.problems.schema import Problem, ProblemError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEST_SEPARATOR = "==="

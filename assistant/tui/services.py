@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from assistant import runtime
 from assistant.settings import Settings
-from assistant.store import Store
+from assistant.store.trajectory_db import Store
 
 Progress = Callable[[str], None]
 ClientFactory = Callable[[Progress], Any]

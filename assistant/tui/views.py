@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from assistant.problems import Problem
-from assistant.trajectory import Turn
+from assistant.problems.schema import Problem
+from assistant.store.trajectory import Turn
 from sandbox.api import RunResult, TestCase, TestResult
 
 ICONS = {"passed": "✔", "failed": "✘", "no_code": "∅", "running": "…", "human": "✎"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.llm import ChatClient
-from sample_problems import add_problem, sum_problem  # noqa: F401  (re-exported)
+from assistant.serving.chat import ChatClient
+from tests.assistant.sample_problems import add_problem, sum_problem  # noqa: F401  (re-exported)
 
 
 class ScriptedClient(ChatClient):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.problems import Problem
+from assistant.problems.schema import Problem
 from sandbox.api import TestCase
 
 

@@ -14,7 +14,7 @@ import pytest
 from sandbox import Limits, Sandbox, SandboxError, build_image
 from sandbox.core import open_sandboxes
 from sandbox.engine import INSTANCE_LABEL, Runtime, connect, owned_containers
-from sandbox.settings import SandboxSettings
+from sandbox.sandbox_settings import SandboxSettings
 
 # Timeout tests use their own 1 s limits; the rest get 5 s of slack for a loaded machine.
 # Memory stays far below the 2 GB the tests try.

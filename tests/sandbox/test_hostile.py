@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hostile
+from tests.sandbox import hostile
 import pytest
 
 from sandbox import Job, Project, TestCase
@@ -110,7 +110,7 @@ def test_humaneval_canonical_solutions_keep_passing(sandbox) -> None:
     """Honest programs keep their results: HumanEval's canonical solutions pass every test with
     the guards on (most asserts judged outside, a canary each), none tampered or flagged.
     (All 164 were checked the same way, on and off; here a slice, to keep the suite fast.)"""
-    from assistant.problem_sources import _humaneval_rows, humaneval_problem
+    from assistant.problems.sources import _humaneval_rows, humaneval_problem
 
     if sandbox.transport.name == "exec":
         pytest.skip("grading does not depend on the transport; once is enough")

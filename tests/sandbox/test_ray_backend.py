@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from sandbox import Job, Sandbox, SandboxError, TestCase
-from sandbox.bench import make_jobs
+from bench.sandbox_jobs import make_jobs
 
-from ray_cluster import RESOURCE, LocalRayCluster, head_node_id, kill_when_busy, two_nodes
+from tests.sandbox.ray_cluster import RESOURCE, LocalRayCluster, head_node_id, kill_when_busy, two_nodes
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -105,7 +105,7 @@ def test_the_runtime_reaches_every_nodes_worker(cluster, docker_client):
 
 
 def test_sandbox_package_does_not_import_ray():
-    code = "import sys, sandbox, sandbox.core, sandbox.bench; assert 'ray' not in sys.modules"
+    code = "import sys, sandbox, sandbox.core, bench.sandbox_pool; assert 'ray' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from sandbox import Job, Project, Sandbox, SandboxError, TestCase
 from sandbox.engine import INSTANCE_LABEL, engine_runtimes
-from sandbox.settings import SandboxSettings
+from sandbox.sandbox_settings import SandboxSettings
 
 from tests.sandbox.conftest import LIMITS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import docker
 import pytest
 from tests.sandbox.conftest import LIMITS
-from slow_proxy import SlowProxy
+from tests.sandbox.slow_proxy import SlowProxy
 
 from sandbox import Sandbox, SandboxError, TestCase
 from sandbox.engine import INSTANCE_LABEL

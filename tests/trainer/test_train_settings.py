@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from assistant.config import load_settings
+from assistant.settings_loader import load_settings
 from assistant.errors import UserError
 from assistant.settings import TrainSection
-from trainer.grpo import grpo_config, lora_config
-from trainer.settings import load_train_settings
+from trainer.training.grpo import grpo_config, lora_config
+from trainer.train_settings import load_train_settings
 
 
 @pytest.mark.parametrize("profile", ["cpu-small", "gpu", "test"])

@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant import feedback, prompts
-from assistant.extract import fence
-from assistant.llm import ChatClient
-from assistant.problems import Problem
-from assistant.trajectory import SessionRecord, Turn
+from assistant.loop import feedback
+from assistant.loop import prompts
+from assistant.loop.extract import fence
+from assistant.serving.chat import ChatClient
+from assistant.problems.schema import Problem
+from assistant.store.trajectory import SessionRecord, Turn
 from sandbox.api import RunResult, TestCase, TestResult
 
 RIGHT_SUM = "print(sum(map(int, input().split())))"

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from assistant.errors import UserError
-from trainer.cli.common import add_profile, progress
+from trainer.cli.train_options import add_profile, progress
 
 if TYPE_CHECKING:
     from assistant.settings import PathsSettings, Settings
@@ -52,8 +52,8 @@ def _version(text: str) -> int:
 
 
 def _hotload(paths: PathsSettings, item: Any) -> str:
-    from assistant import server
-    from assistant.adapters import served_base_name
+    from assistant.serving import server
+    from assistant.serving.adapters import served_base_name
 
     info = server.running(paths)
     if info is None or item is None or info.model != served_base_name(item.base_model):
@@ -66,8 +66,8 @@ def _hotload(paths: PathsSettings, item: Any) -> str:
 
 
 def list_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from assistant.adapters import read_current
-    from trainer.registry import Registry
+    from assistant.serving.adapters import read_current
+    from trainer.release.registry import Registry
 
     registry = Registry.open(config.paths)
     current = read_current(registry.root)
@@ -89,7 +89,7 @@ def list_cmd(args: argparse.Namespace, config: Settings) -> int:
 
 
 def promote_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.registry import Registry, merge_into_base
+    from trainer.release.registry import Registry, merge_into_base
 
     item = Registry.open(config.paths).promote(_version(args.version), args.reason, merge=merge_into_base(config))
     print(f"v{item.version} ({item.name}) is now the current adapter of {item.base_model}{_hotload(config.paths, item)}")
@@ -97,7 +97,7 @@ def promote_cmd(args: argparse.Namespace, config: Settings) -> int:
 
 
 def rollback_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.registry import Registry
+    from trainer.release.registry import Registry
 
     model = args.model or config.model.name
     to = _version(args.to) if args.to else None
@@ -110,9 +110,9 @@ def rollback_cmd(args: argparse.Namespace, config: Settings) -> int:
 
 
 def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.nightly import Retrain
-    from trainer.registry import Registry
-    from trainer.settings import load_train_settings
+    from trainer.release.nightly import Retrain
+    from trainer.release.registry import Registry
+    from trainer.train_settings import load_train_settings
 
     version = _version(args.version)
     item = Registry.open(config.paths).get(version)

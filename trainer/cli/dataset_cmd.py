@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox, open_store
-from trainer.cli.common import add_profile, progress
-from trainer.heldout import training_sessions
+from trainer.cli.train_options import add_profile, progress
+from trainer.data.heldout import training_sessions
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -44,9 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer import build
-    from trainer.sessions import sessions_from_jsonl, sessions_from_store
-    from trainer.settings import load_train_settings
+    from trainer.data import build
+    from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
+    from trainer.train_settings import load_train_settings
 
     settings = load_train_settings(config.train, args.profile)
     model = args.model or config.model.name

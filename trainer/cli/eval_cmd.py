@@ -19,12 +19,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.console import positive_int
+from assistant.cli.console import positive_int
 from assistant.errors import UserError
 from assistant.runtime import open_client, session_run, to_stderr
-from trainer.eval.settings import EvalSettings
-from trainer.cli.common import eval_out_dir
-from trainer.eval.splits import SPLITS
+from trainer.eval.eval_settings import EvalSettings
+from trainer.cli.train_options import eval_out_dir
+from trainer.eval.benchmarks import SPLITS
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.repair import cli as repair
+    from trainer.repair import repair_eval as repair
 
     settings = EvalSettings.from_section(config.eval)
     if args.eval_command == "compare":
@@ -84,8 +84,8 @@ def run(args: argparse.Namespace, config: Settings) -> int:
 
 def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
     from trainer.eval.evaluate import evaluate
-    from trainer.eval.report import describe, plot, table
-    from trainer.eval.splits import load_benchmark
+    from trainer.eval.eval_report import describe, plot, table
+    from trainer.eval.benchmarks import load_benchmark
 
     problems = load_benchmark(args.benchmark, args.split, settings, args.limit)
     turns = args.turns or config.loop.turns
@@ -117,8 +117,8 @@ def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings)
 
 
 def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from trainer.eval.compare import CompareError, compare, comparison_table
-    from trainer.eval.report import EvalReport, plot
+    from trainer.eval.paired import CompareError, compare, comparison_table
+    from trainer.eval.eval_report import EvalReport, plot
 
     try:
         a, b = EvalReport.load(args.report_a), EvalReport.load(args.report_b)
@@ -132,8 +132,8 @@ def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
 
 
 def run_splits(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from assistant.problem_loader import load_problems
-    from trainer.eval.splits import split_ids
+    from assistant.problems.resolve import load_problems
+    from trainer.eval.benchmarks import split_ids
 
     ids = split_ids([p.id for p in load_problems(args.splits_benchmark)], settings)
     if args.splits_json:

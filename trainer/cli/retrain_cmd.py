@@ -1,4 +1,4 @@
-"""`cobalt retrain`: the nightly job (see `trainer.nightly`). Prints progress to stderr and
+"""`cobalt retrain`: the nightly job (see `trainer.release.nightly`). Prints progress to stderr and
 the report (or, with --json, one JSON object) to stdout."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trainer.cli.common import add_profile, progress
+from trainer.cli.train_options import add_profile, progress
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.nightly import Retrain
-    from trainer.settings import load_train_settings
+    from trainer.release.nightly import Retrain
+    from trainer.train_settings import load_train_settings
 
     settings = load_train_settings(config.train, args.profile)
     job = Retrain(config, settings, model=args.model, api_base=args.server, progress=progress,

@@ -1,7 +1,7 @@
 """`cobalt train`: LoRA GRPO on a built dataset (resuming from the output directory's last
 checkpoint), optionally registering the adapter. With `launcher.num_processes` > 1 in
 configs/train.yaml it re-runs itself as that many ranks under `accelerate launch`
-(trainer/launcher.py); only rank 0 registers and prints."""
+(trainer/training/launcher.py); only rank 0 registers and prints."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox
-from trainer.cli.common import add_profile, is_main_process, progress
+from trainer.cli.train_options import add_profile, is_main_process, progress
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -32,9 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer import grpo, launcher
-    from trainer.registry import Registry
-    from trainer.settings import load_train_settings
+    from trainer.training import grpo
+    from trainer.training import launcher
+    from trainer.release.registry import Registry
+    from trainer.train_settings import load_train_settings
 
     if not (args.dataset / "train.jsonl").is_file():
         raise UserError(f"{args.dataset} is not a dataset directory (no train.jsonl); build one with `cobalt dataset build`")

@@ -3,7 +3,7 @@
 outcomes, and report Pass@1 per turn, solved-by-turn, fix, unchanged, correct->wrong and,
 on perturbed problems, hacking rates with bootstrap intervals.
 
-Sessions run through `assistant.collect` (C in flight, generation overlapping execution)
+Sessions run through `assistant.loop.collect` (C in flight, generation overlapping execution)
 and are stored with source `eval`, so an interrupted evaluation resumes: a rerun reuses
 every finished `eval` session of the same model on the same problem content, sampled the
 same way (temperature, top_p, max_tokens, answer format: `sampling_meta`, stored with each
@@ -25,19 +25,19 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Sequence
 
-from assistant.collect import collect
+from assistant.loop.collect import collect
 from assistant.interfaces import ChatModel, Runner
-from assistant.problems import Problem
-from assistant.session import Session
+from assistant.problems.schema import Problem
+from assistant.loop.session import Session
 from assistant.settings import LoopSettings
-from assistant.store import Store
-from assistant.trajectory import PASSED, UNSOLVED, SessionRecord
-from trainer.eval.compare import ComparisonReport, CompareError, compare, comparison_table
-from trainer.eval.metrics import outcome
-from trainer.eval.report import EvalReport, describe, plot, table
-from trainer.eval.settings import EvalSettings
-from trainer.eval.splits import SPLITS, load_benchmark, perturbed_view, split_ids
-from trainer.perturb import Swap
+from assistant.store.trajectory_db import Store
+from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord
+from trainer.eval.paired import ComparisonReport, CompareError, compare, comparison_table
+from trainer.eval.eval_metrics import outcome
+from trainer.eval.eval_report import EvalReport, describe, plot, table
+from trainer.eval.eval_settings import EvalSettings
+from trainer.eval.benchmarks import SPLITS, load_benchmark, perturbed_view, split_ids
+from trainer.data.perturb import Swap
 
 EVAL_SOURCE = "eval"
 

@@ -11,7 +11,7 @@ Sessions are recorded in the store with source `eval` (never training data), eac
 item, arm, wording and sampling in its metadata, and run C at a time in threads. A rerun
 (after an interruption, or the blind control of another wording) reuses every finished
 session of the same model with the same metadata and runs only the missing ones. Scoring is
-`trainer.repair.metrics`, reporting `trainer.repair.report`.
+`trainer.repair.repair_metrics`, reporting `trainer.repair.repair_report`.
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 from assistant.interfaces import ChatModel, Runner
-from assistant.recorder import record
+from assistant.loop.recorder import record
 from assistant.settings import LoopSettings
-from assistant.store import Store
-from assistant.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
+from assistant.store.trajectory_db import Store
+from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
 from sandbox.api import SandboxError
-from trainer.eval.settings import EvalSettings
+from trainer.eval.eval_settings import EvalSettings
 from trainer.repair.items import RepairItem
-from trainer.repair.metrics import ARMS, RepairOutcome, reduce
-from trainer.repair.report import RepairReport
-from trainer.repair.session import RepairSession
+from trainer.repair.repair_metrics import ARMS, RepairOutcome, reduce
+from trainer.repair.repair_report import RepairReport
+from trainer.repair.repair_session import RepairSession
 from trainer.repair.wording import reask, repair_config, wording
 
 EVAL_SOURCE = "eval"

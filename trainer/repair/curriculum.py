@@ -6,7 +6,7 @@ Each session has two turns, both graded in the sandbox exactly as the loop grade
 is the mutant (it fails a public test), turn 1 the canonical solution (it passes). The
 dataset builder keeps such a trajectory (d > 0, max = 1) and makes from it the prompt the
 repair benchmark asks (the mutant as the earlier reply, then its feedback, prev = the
-mutant's pass rate); `trainer.dataset` builds no prompt after the canonical turn.
+mutant's pass rate); `trainer.data.dataset` builds no prompt after the canonical turn.
 Mutants come from `trainer.repair.items.build_items` with configs/repair.yaml
 `curriculum:` (more per task than the benchmark's pins, the same seeded order, so they
 include the train split's pinned items). Only the train split: the test split's mutants
@@ -22,10 +22,10 @@ from typing import Any, Callable
 
 from assistant.interfaces import Rule, Runner
 from assistant.settings import LoopSettings
-from assistant.store import Store
-from assistant.trajectory import PASSED, UNSOLVED, SessionRecord, new_session_id
+from assistant.store.trajectory_db import Store
+from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord, new_session_id
 from trainer.repair.items import MutateParams, RepairItem, build_items, humaneval_sources
-from trainer.repair.session import RepairSession
+from trainer.repair.repair_session import RepairSession
 
 SOURCE = "synthetic"
 MODEL = "synthetic-mutant"

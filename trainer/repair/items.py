@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from assistant.jsonl import json_lines
-from assistant.problem_sources import humaneval_problem
-from assistant.problems import Problem, ProblemError
+from assistant.problems.jsonl import json_lines
+from assistant.problems.sources import humaneval_problem
+from assistant.problems.schema import Problem, ProblemError
 from assistant.interfaces import Rule
-from assistant.splits import SplitRule, select
+from assistant.problems.splits import SplitRule, select
 from sandbox.api import Job, RunResult, SandboxError, from_known
 from trainer.repair.mutate import Mutation, candidates, seeded_order
 

@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterator
 
-from assistant.extract import normalise
+from assistant.loop.extract import normalise
 
 KINDS = ("compare", "arith", "constant", "bound", "boolop", "drop", "return")
 

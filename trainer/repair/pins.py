@@ -7,7 +7,7 @@ fail a public test: `trainer.repair.items.build_items`); that is done once, by
 The file records, per task, the ranks of the kept mutants in the seeded candidate order
 (`mutate.seeded_order`) and a short hash of each mutant program, so `pinned_items(split)`
 rebuilds the same items without running anything and refuses (one sentence) when the
-mutator no longer gives the pinned programs. Splits come from `assistant.splits`, so the
+mutator no longer gives the pinned programs. Splits come from `assistant.problems.splits`, so the
 test split's items are the test split's tasks' items.
 """
 
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assistant.problems import ProblemError
+from assistant.problems.schema import ProblemError
 from assistant.interfaces import Rule
 from trainer.repair.items import (MutateParams, RepairItem, first_line, humaneval_sources, item_id,
                                   build_items)
@@ -72,7 +72,7 @@ def pinned_items(split: str, rule: Rule | None = None, path: Path = PIN_FILE) ->
 
 
 if __name__ == "__main__":
-    from assistant.config import load_settings
+    from assistant.settings_loader import load_settings
     from assistant.runtime import open_sandbox
 
     with open_sandbox(load_settings()) as box:

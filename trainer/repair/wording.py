@@ -1,6 +1,6 @@
 """The words of the repair benchmark's feedback turn (issue 12 item 4): which named feedback
 wording of configs/prompts.yaml a run uses (`wording`, validated through
-`assistant.prompts`), the blind control's re-ask (`reask:` of configs/repair.yaml), and
+`assistant.loop.prompts`), the blind control's re-ask (`reask:` of configs/repair.yaml), and
 configs/repair.yaml itself (`repair_config`).
 
 The wordings themselves live with the other prompt words in configs/prompts.yaml, so the
@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assistant import prompts
-from assistant.config import REPO_CONFIGS, merge, read_yaml
+from assistant.loop import prompts
+from assistant.settings_loader import REPO_CONFIGS, merge, read_yaml
 
 WordingError = prompts.PromptError
 

@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static, TextArea
 
-from assistant.problems import ProblemError
+from assistant.problems.schema import ProblemError
 from assistant.tui.problem_files import OUTPUT_SEPARATOR, TEST_SEPARATOR, build_problem, save_problem
 
 HINTS = {

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from assistant.trajectory import SessionRecord
+from assistant.store.trajectory import SessionRecord
 
 
 class SessionsScreen(ModalScreen[tuple[str, str] | None]):

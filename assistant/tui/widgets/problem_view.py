@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
-from assistant.problems import Problem
+from assistant.problems.schema import Problem
 
 EMPTY = ("## No problem open\n\nOpen a problem file or pick an example with **ctrl+o**, "
          "write a new one with **ctrl+n**, or resume a stored session with **ctrl+b**. "

@@ -7,8 +7,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from assistant.problems import Problem
-from assistant.trajectory import Turn
+from assistant.problems.schema import Problem
+from assistant.store.trajectory import Turn
 from assistant.tui.views import counts, result_rows
 
 

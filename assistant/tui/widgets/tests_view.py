@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from assistant.problems import Problem
+from assistant.problems.schema import Problem
 from assistant.tui.views import test_lines
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from assistant.problems import Problem
-from assistant.trajectory import Turn
+from assistant.problems.schema import Problem
+from assistant.store.trajectory import Turn
 from assistant.tui.views import pending_label, turn_label
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from tui_support import SUM, make_app
+from tests.assistant.tui.tui_support import SUM, make_app
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_support import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer, idle, wait_for
+from tests.assistant.tui.tui_support import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer, idle, wait_for
 
 HOLD_AT = 26  # the running state shows the first 25 chunks of turn 2's reply
 STATES = ("empty", "running", "solved", "failed")

@@ -10,15 +10,16 @@ from typing import Any
 
 import pytest
 from textual.widgets import DataTable, Input, OptionList, Select, Static, TextArea
-from tui_support import DATA, RIGHT_SUM, SUM, WRONG_SUM, ScriptedClient, answer, idle, make_app, wait_for
+from tests.assistant.tui.tui_support import DATA, RIGHT_SUM, SUM, WRONG_SUM, ScriptedClient, answer, idle, make_app, wait_for
 
-from assistant import prompts, recorder
-from assistant.problem_loader import load_problem
-from assistant.server import ServerError
-from assistant.session import Session
+from assistant.loop import prompts
+from assistant.loop import recorder
+from assistant.problems.resolve import load_problem
+from assistant.serving.server import ServerError
+from assistant.loop.session import Session
 from assistant.settings import LoopSettings, Settings
-from assistant.store import Store
-from assistant.trajectory import INTERRUPTED, PASSED
+from assistant.store.trajectory_db import Store
+from assistant.store.trajectory import INTERRUPTED, PASSED
 from assistant.tui.screens import (
     DiffScreen,
     HelpScreen,

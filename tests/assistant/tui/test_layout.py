@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from rich.text import Text
-from screen_states import client_for, reach, release
+from tests.assistant.tui.screen_states import client_for, reach, release
 from textual.widgets import Footer
-from tui_support import SUM
+from tests.assistant.tui.tui_support import SUM
 
 from assistant.tui.views import status_line
 from assistant.tui.widgets import ProgramEditor, ResultsTable, StatusBar, TurnTimeline

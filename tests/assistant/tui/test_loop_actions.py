@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from textual import events
-from tui_support import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer, idle, wait_for
+from tests.assistant.tui.tui_support import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer, idle, wait_for
 
-from assistant.store import Store
-from assistant.trajectory import INTERRUPTED, PASSED, UNSOLVED
+from assistant.store.trajectory_db import Store
+from assistant.store.trajectory import INTERRUPTED, PASSED, UNSOLVED
 from assistant.tui.screens import ConfirmScreen, HelpScreen
 from assistant.tui.widgets import ProgramEditor, ReplyView, ResultsTable, TurnTimeline
 

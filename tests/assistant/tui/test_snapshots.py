@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from screen_states import STATES, client_for, reach, release
-from tui_support import SUM
+from tests.assistant.tui.screen_states import STATES, client_for, reach, release
+from tests.assistant.tui.tui_support import SUM
 
 pytestmark = pytest.mark.docker
 SNAPSHOTS = Path(__file__).parent / "snapshots"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant.problem_loader import load_problem
-from assistant.problems import ProblemError
-from assistant.trajectory import Turn
+from assistant.problems.resolve import load_problem
+from assistant.problems.schema import ProblemError
+from assistant.store.trajectory import Turn
 from assistant.tui import problem_files, views
 from assistant.tui.controller import describe_error
 from sandbox.api import RunResult, SandboxError, TestResult

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.llm import ChatClient
-from assistant.problems import Problem
+from assistant.serving.chat import ChatClient
+from assistant.problems.schema import Problem
 from assistant.settings import LoopSettings, Settings
-from assistant.store import Store
+from assistant.store.trajectory_db import Store
 from assistant.tui import CobaltApp, Services
 from sandbox.api import TestCase
 

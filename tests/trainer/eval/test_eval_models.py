@@ -13,15 +13,15 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from assistant import prompts
+from assistant.loop import prompts
 from assistant.cli import main
-from assistant.llm import ChatClient
-from assistant.problems import Problem
-from assistant.store import Store
+from assistant.serving.chat import ChatClient
+from assistant.problems.schema import Problem
+from assistant.store.trajectory_db import Store
 from sandbox.api import TestCase
 from trainer.eval.evaluate import evaluate
-from trainer.eval.report import EvalReport
-from trainer.eval.settings import EvalSettings
+from trainer.eval.eval_report import EvalReport
+from trainer.eval.eval_settings import EvalSettings
 
 pytestmark = pytest.mark.docker
 SETTINGS = EvalSettings(resamples=200)
@@ -160,7 +160,7 @@ def test_eval_command_writes_report_and_plot(cobalt_home: Path, tmp_path: Path, 
     path = tmp_path / "problems.yaml"
     path.write_text(yaml.safe_dump([p.to_dict() for p in PROBLEMS]))
     client = Behaving(right_on_turn_2)
-    monkeypatch.setattr("assistant.connect.resolve_client", lambda cfg, model=None, **kw: client)
+    monkeypatch.setattr("assistant.serving.connect.resolve_client", lambda cfg, model=None, **kw: client)
     out = tmp_path / "late"
     argv = ["eval", "--benchmark", str(path), "--turns", "3", "--samples", "1", "--out", str(out), "--concurrency", "3"]
     assert main(argv) == 0
@@ -176,7 +176,7 @@ def test_eval_command_writes_report_and_plot(cobalt_home: Path, tmp_path: Path, 
     assert main(["eval", "--benchmark", str(tmp_path / "missing.yaml")]) == 1
     assert "no such problem file" in capsys.readouterr().err
     down = Behaving(always_right, fail_on="inc")
-    monkeypatch.setattr("assistant.connect.resolve_client", lambda cfg, model=None, **kw: down)
+    monkeypatch.setattr("assistant.serving.connect.resolve_client", lambda cfg, model=None, **kw: down)
     assert main([*argv[:-4], "--out", str(tmp_path / "down")]) == 1  # the report is written, the exit says why
     assert (tmp_path / "down" / "report.json").exists()
     assert "cobalt: error: the evaluation is incomplete (1 session(s) did not finish)" in capsys.readouterr().err

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assistant.problems import Problem
+from assistant.problems.schema import Problem
 from assistant.settings import LoopSettings
-from assistant.store import Store
+from assistant.store.trajectory_db import Store
 from sandbox.api import TestCase
 from trainer.eval.evaluate import sampling_meta, usable_sessions
 

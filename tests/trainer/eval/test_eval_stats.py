@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 
 from assistant.cli import main
-from assistant.config import load_settings
-from assistant.trajectory import Turn
+from assistant.settings_loader import load_settings
+from assistant.store.trajectory import Turn
 from sandbox.api import RunResult, TestResult
 from trainer.eval.bootstrap import paired_intervals, ratio_intervals
-from trainer.eval.compare import CompareError, compare
-from trainer.eval.metrics import SampleOutcome, outcome
-from trainer.eval.report import EvalReport, plot, table
-from trainer.eval.settings import EvalSettings
-from trainer.eval.splits import select, shuffled, split_ids
-from trainer.perturb import Swap
+from trainer.eval.paired import CompareError, compare
+from trainer.eval.eval_metrics import SampleOutcome, outcome
+from trainer.eval.eval_report import EvalReport, plot, table
+from trainer.eval.eval_settings import EvalSettings
+from trainer.eval.benchmarks import select, shuffled, split_ids
+from trainer.data.perturb import Swap
 
 HUMANEVAL_IDS = [f"HumanEval/{i}" for i in range(164)]
 PINNED_VAL = ["HumanEval/3", "HumanEval/21", "HumanEval/33", "HumanEval/53", "HumanEval/66", "HumanEval/74",
@@ -114,7 +114,7 @@ def test_outcome_carries_forward_and_spots_unchanged_programs() -> None:
 
 
 def test_outcome_counts_tampered_and_flagged_turns() -> None:
-    from trainer.eval.metrics import counts
+    from trainer.eval.eval_metrics import counts
 
     turns = [turn(0, "x = 1", ["failed"], False), turn(1, "x = 2", ["tampered"], False),
              turn(2, "x = 3", ["passed"], True)]

@@ -12,14 +12,14 @@ from typing import Any, Callable
 
 import pytest
 
-from assistant import prompts
+from assistant.loop import prompts
 from assistant.cli import main
-from assistant.llm import ChatClient
-from assistant.problems import Problem
+from assistant.serving.chat import ChatClient
+from assistant.problems.schema import Problem
 from assistant.settings import LoopSettings
-from assistant.store import Store
+from assistant.store.trajectory_db import Store
 from sandbox.api import TestCase
-from trainer.eval.settings import EvalSettings
+from trainer.eval.eval_settings import EvalSettings
 from trainer.repair.benchmark import run_repair
 from trainer.repair.items import RepairItem, write_items
 from trainer.repair.wording import repair_config, reask
@@ -113,7 +113,7 @@ def test_command_and_compare(cobalt_home: Path, tmp_path: Path, monkeypatch: pyt
     bugs = tmp_path / "bugs.jsonl"
     write_items(ITEMS, bugs)
     clients = iter([Behaving(uses_feedback), Behaving(no_code)])
-    monkeypatch.setattr("assistant.connect.resolve_client", lambda *a, **kw: next(clients))
+    monkeypatch.setattr("assistant.serving.connect.resolve_client", lambda *a, **kw: next(clients))
     for name in ("a", "b"):
         assert main(["eval", "-b", f"repair:{bugs}", "--turns", "1", "--out", str(tmp_path / name)]) == 0
     text = capsys.readouterr().out

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant import prompts
+from assistant.loop import prompts
 from assistant.settings import LoopSettings
-from assistant.splits import SplitRule, heldout_ids
-from assistant.store import Store
-from trainer.sessions import sessions_from_store
-from trainer.dataset import select
+from assistant.problems.splits import SplitRule, heldout_ids
+from assistant.store.trajectory_db import Store
+from trainer.data.session_source import sessions_from_store
+from trainer.data.dataset import select
 from trainer.repair.curriculum import AUTHOR, MODEL, SOURCE, synthesize
 from trainer.repair.items import MutateParams
 

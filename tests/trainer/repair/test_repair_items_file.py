@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.problems import Problem, ProblemError
+from assistant.problems.schema import Problem, ProblemError
 from sandbox.api import TestCase
 from trainer.repair.items import RepairItem, load_items, write_items
 

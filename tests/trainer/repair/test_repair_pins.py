@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from assistant.problems import ProblemError
+from assistant.problems.schema import ProblemError
 from trainer.repair.items import MutateParams, build_items, humaneval_sources
 from trainer.repair.pins import PIN_FILE, pinned_items
 

@@ -4,8 +4,8 @@ of a HumanEval mutant lost its docstring and the rate read 0 on 420 of 420 revis
 
 from __future__ import annotations
 
-from assistant.trajectory import Turn
-from trainer.repair.metrics import reduce
+from assistant.store.trajectory import Turn
+from trainer.repair.repair_metrics import reduce
 
 MUTANT = 'def inc(x):\n    """Return x plus one.\n\n    >>> inc(1)\n    2\n    """\n    return x\n'
 

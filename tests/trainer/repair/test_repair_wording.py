@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import prompts
+from assistant.loop import prompts
 from trainer.repair.wording import WordingError, reask, repair_config, wording, wordings
 
 FEEDBACK = "Input:\nadd(1, 2)\nProgram's Output:\n-1\nExpected Output:\n3"

@@ -1,0 +1,1 @@
+"""`cobalt debug`: fix a file of a user's own project against its test command."""

@@ -1,0 +1,88 @@
+"""`cobalt debug` as a library: fix one file of a local project until its test command
+passes. The file becomes a pytest-kind Problem (the project is copied into the sandbox,
+the model's program replaces the file, the command runs there); the user's tree is never
+touched unless `apply_fix` is called, which keeps a backup first.
+
+This module does not pick models or print; the CLI (assistant/cli/debug_cmd.py) does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shutil
+from pathlib import Path
+
+from assistant.problems.schema import Problem, ProblemError
+from assistant.store.trajectory import Turn
+
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", ".git")
+BACKUP_SUFFIX = ".orig"
+
+
+def project_root(file: Path) -> Path:
+    """The nearest ancestor holding a project marker; the file's directory otherwise."""
+    for parent in file.resolve().parents:
+        if any((parent / marker).exists() for marker in ROOT_MARKERS):
+            return parent
+    return file.resolve().parent
+
+
+def debug_problem(file: Path, test_command: str, root: Path | None = None,
+                  current_failure: str | None = None) -> Problem:
+    """A pytest-kind problem whose target is `file` inside its project."""
+    if not file.is_file():
+        raise ProblemError(f"{file}: no such file")
+    if file.suffix != ".py":
+        raise ProblemError(f"{file}: cobalt debug fixes Python files (.py)")
+    if not test_command.strip():
+        raise ProblemError("the test command is empty; pass it with --test \"python -m pytest -q\"")
+    root = (root or project_root(file)).resolve()
+    try:
+        target = file.resolve().relative_to(root)
+    except ValueError:
+        raise ProblemError(f"{file} is not inside the project {root}") from None
+    try:
+        content = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProblemError(f"{file}: cannot be read ({exc})") from None
+    statement = (f"The tests of the project `{root.name}` fail. Fix the file `{target}` so that "
+                 f"the command `{test_command}` passes. Change only what is needed.")
+    if current_failure:
+        statement += f"\n\nThe test command currently fails like this:\n{current_failure}"
+    slug = re.sub(r"[^A-Za-z0-9_.:/-]", "_", f"debug:{root.name}/{target}")
+    return Problem(id=slug, title=str(target), statement=statement, kind="pytest",
+                   starter_code=content, public_tests=[], hidden_tests=[], source="debug",
+                   project_dir=str(root), target_file=str(target), test_command=test_command)
+
+
+def best_turn(turns: list[Turn]) -> Turn | None:
+    """The turn with a program and the highest public pass rate (the latest on ties)."""
+    best = None
+    for turn in turns:
+        if turn.program is not None and (best is None or turn.public_pass_rate >= best.public_pass_rate):
+            best = turn
+    return best
+
+
+def unified_diff(original: str, fixed: str, name: str) -> str:
+    lines = difflib.unified_diff(original.splitlines(keepends=True), fixed.splitlines(keepends=True),
+                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def backup_path(file: Path) -> Path:
+    candidate = file.with_name(file.name + BACKUP_SUFFIX)
+    n = 1
+    while candidate.exists():
+        candidate = file.with_name(f"{file.name}{BACKUP_SUFFIX}.{n}")
+        n += 1
+    return candidate
+
+
+def apply_fix(file: Path, program: str) -> Path:
+    """Copy `file` to a fresh backup (file.py.orig, .orig.1, ...), then write `program`."""
+    backup = backup_path(file)
+    shutil.copy2(file, backup)
+    file.write_text(program, encoding="utf-8")
+    return backup

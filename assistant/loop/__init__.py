@@ -1,0 +1,1 @@
+"""The multi-turn loop: prompts -> reply -> program -> sandbox -> feedback, and its recorder."""

@@ -1,0 +1,172 @@
+"""Collect offline trajectories: K sessions per problem from a reference model (any litellm
+model), C sessions at a time, each written to the store turn by turn (source `collect`).
+
+Resumable: a problem's finished sessions (passed or unsolved) by the same model on the
+same problem content count towards its K, so a rerun does only what is missing; sessions
+that ended on an error are redone. Generation and execution overlap because C sessions run
+in threads: while one session's program runs in the sandbox, others wait on the model
+server. `PhaseMeter` measures that overlap from the session events.
+
+This module does not build datasets or filter trajectories; `trainer.data.dataset` does.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from assistant.interfaces import ChatModel, Runner
+from assistant.problems.schema import Problem
+from assistant.loop.recorder import record
+from assistant.loop.session import Event, ProgramExtracted, Session, SessionEnded, TurnFinished, TurnStarted
+from assistant.store.trajectory_db import Store
+from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
+
+if TYPE_CHECKING:
+    from assistant.settings import LoopSettings
+
+FINISHED = (PASSED, UNSOLVED)
+ABORT_AFTER = 3  # default: consecutive sessions ending on the same kind of error stop the run
+
+
+class PhaseMeter:
+    """Counts sessions waiting on the model and sessions running programs, and integrates
+    over time how much of the execution time had model requests in flight."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._phase: dict[str, str] = {}
+        self.generating = self.executing = 0
+        self._last = time.perf_counter()
+        self.exec_s = self.gen_s = self.overlap_s = self.inflight_exec_s = 0.0
+        self.max_inflight_while_exec = 0
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        dt, self._last = now - self._last, now
+        if self.generating:
+            self.gen_s += dt
+        if self.executing:
+            self.exec_s += dt
+            self.inflight_exec_s += dt * self.generating
+            if self.generating:
+                self.overlap_s += dt
+
+    def _set(self, sid: str, phase: str | None) -> None:
+        self._tick()
+        old = self._phase.pop(sid, None)
+        self.generating -= old == "gen"
+        self.executing -= old == "exec"
+        if phase:
+            self._phase[sid] = phase
+            self.generating += phase == "gen"
+            self.executing += phase == "exec"
+        if self.executing:
+            self.max_inflight_while_exec = max(self.max_inflight_while_exec, self.generating)
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            if isinstance(event, TurnStarted):
+                self._set(event.session_id, "gen")
+            elif isinstance(event, ProgramExtracted):
+                self._set(event.session_id, "exec" if event.program is not None else None)
+            elif isinstance(event, (TurnFinished, SessionEnded)):
+                self._set(event.session_id, None)
+
+    def report(self) -> dict[str, float]:
+        with self._lock:
+            self._tick()
+            return {"generating_s": round(self.gen_s, 2), "executing_s": round(self.exec_s, 2),
+                    "overlap_s": round(self.overlap_s, 2),
+                    "share_of_execution_with_requests_in_flight":
+                        round(self.overlap_s / self.exec_s, 3) if self.exec_s else 0.0,
+                    "mean_requests_in_flight_while_executing":
+                        round(self.inflight_exec_s / self.exec_s, 2) if self.exec_s else 0.0,
+                    "max_requests_in_flight_while_executing": self.max_inflight_while_exec}
+
+
+@dataclass
+class CollectReport:
+    planned: int = 0
+    already_stored: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    turns: int = 0
+    wall_s: float = 0.0
+    aborted: str | None = None
+    overlap: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"planned": self.planned, "already_stored": self.already_stored,
+                "statuses": dict(self.statuses), "turns": self.turns, "wall_s": round(self.wall_s, 1),
+                "aborted": self.aborted, "overlap": self.overlap}
+
+
+Done = Callable[[Problem, str], int]
+
+
+def stored_count(store: Store, source: str = "collect") -> Done:
+    """The default reuse rule: finished sessions (passed or unsolved) of this model on this
+    exact problem content from `source`."""
+    return lambda problem, model: store.count_sessions(problem.content_hash(), model, source, FINISHED)
+
+
+def plan(problems: list[Problem], model: str, samples: int, done: Done) -> tuple[list[Problem], int]:
+    """The sessions still to run (one entry per session) and how many are already stored."""
+    jobs, stored = [], 0
+    for problem in problems:
+        have = min(samples, done(problem, model))
+        stored += have
+        jobs.extend([problem] * (samples - have))
+    return jobs, stored
+
+
+def collect(problems: list[Problem], client: ChatModel, sandbox: Runner, store: Store,
+            settings: LoopSettings, *, samples: int, concurrency: int, source: str = "collect",
+            done: Done | None = None, adapter_version: str | None = None, abort_after: int = ABORT_AFTER,
+            full_horizon: bool = False, meta: dict[str, Any] | None = None,
+            on_session: Callable[[Session], None] | None = None, on_plan: Callable[[int, int], None] | None = None
+            ) -> CollectReport:
+    """Run the missing sessions (`done(problem, model)` says how many a problem already
+    has; default `stored_count(store, source)`); `on_plan(todo, stored)` is called once,
+    `on_session` after each session. Stops submitting after `abort_after` sessions in a
+    row end on the same kind of error (a dead server or sandbox). `full_horizon`: sessions
+    take every turn, also after their public tests pass. `meta` is stored with each session."""
+    start = time.perf_counter()
+    jobs, stored = plan(problems, client.display_name, samples, done or stored_count(store, source))
+    report = CollectReport(planned=len(jobs), already_stored=stored)
+    if on_plan:
+        on_plan(len(jobs), stored)
+    meter = PhaseMeter()
+    streak: list[str] = []
+
+    def one(problem: Problem) -> Session:
+        session = record(Session(problem, client, sandbox, settings, source=source,
+                                 adapter_version=adapter_version, subscriber=meter, stream=False, meta=meta), store)
+        session.run(stop_on_pass=not full_horizon)
+        return session
+
+    pending = list(reversed(jobs))
+    running: set[Future[Session]] = set()
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="collect") as pool:
+        while pending or running:
+            while pending and len(running) < concurrency and not report.aborted:
+                running.add(pool.submit(one, pending.pop()))
+            if not running:
+                break
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                session = future.result()
+                report.statuses[session.status] += 1
+                report.turns += len(session.turns)
+                streak = streak + [session.status] if session.status in (MODEL_ERROR, SANDBOX_ERROR) else []
+                if len(streak) >= abort_after and len(set(streak[-abort_after:])) == 1 and not report.aborted:
+                    report.aborted = session.error or session.status
+                if on_session:
+                    on_session(session)
+    report.wall_s = time.perf_counter() - start
+    report.overlap = meter.report()
+    return report

@@ -1,0 +1,63 @@
+"""The store as a subscriber of a session's events: `record(session, store)` writes every
+finished turn in its own transaction (a crash loses at most the turn in flight) and the
+status the session ends with. The session row is written with the first finished turn, so
+a session that fails before any turn (a bad model name, a dead sandbox) stores nothing.
+
+`resume(store, id, ...)` continues a stored session and records its further turns. The
+loop itself (`assistant.loop.session`) knows no store; this module runs no turns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from assistant.interfaces import ChatModel, Runner
+from assistant.loop.session import Event, Session, SessionEnded, TurnFinished
+from assistant.store.trajectory_db import Store, StoreError
+from assistant.store.trajectory import RUNNING
+
+if TYPE_CHECKING:
+    from assistant.settings import LoopSettings
+
+
+class Recorder:
+    """Writes one session's events to the store."""
+
+    def __init__(self, store: Store, session: Session) -> None:
+        self.store = store
+        self.session = session
+        self._stored = False
+
+    def _is_stored(self, session_id: str) -> bool:
+        self._stored = self._stored or self.store.has_session(session_id)
+        return self._stored
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, TurnFinished):
+            if not self._is_stored(event.session_id):
+                s = self.session
+                self.store.start_session(s.problem, getattr(s.client, "display_name", "human"), s.source,
+                                         session_id=event.session_id, adapter_version=s.adapter_version,
+                                         meta=s.meta or None)
+                self._stored = True
+            self.store.append_turn(event.session_id, event.turn)
+        elif isinstance(event, SessionEnded) and self._is_stored(event.session_id):
+            self.store.set_status(event.session_id, event.status, event.error)
+
+
+def record(session: Session, store: Store) -> Session:
+    """Subscribe a `Recorder` ahead of the session's other subscribers; returns the session."""
+    session.subscribe(Recorder(store, session), first=True)
+    return session
+
+
+def resume(store: Store, session_id: str, client: ChatModel, sandbox: Runner,
+           settings: LoopSettings | None = None, **kwargs: Any) -> Session:
+    """Continue a stored session (any status, an id prefix will do) from its last turn,
+    marked `running` again, its further turns recorded."""
+    stored = store.session(session_id)
+    if stored.problem is None:
+        raise StoreError(f"the problem of session {stored.id} is missing from the store")
+    session = Session.resume(stored, client, sandbox, settings, **kwargs)
+    store.set_status(stored.id, RUNNING)
+    return record(session, store)

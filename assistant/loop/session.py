@@ -1,0 +1,271 @@
+"""The multi-turn debugging loop (DESIGN.md §2): prompt -> model reply -> program ->
+sandbox -> feedback -> next turn, up to T turns, stopping once every public test passes.
+
+Each turn's program runs once against the public and hidden tests together; only the
+public results become feedback, hidden results are stored and never shown to the model.
+A reply whose program repeats an earlier turn's (the same code, whatever its docstrings,
+comments or formatting), or the problem's starter code as given, is resampled at a higher
+temperature, up to `repeat_resamples` times, and the turn records it. The loop
+knows no store: `assistant.loop.recorder` subscribes to its events and writes every finished
+turn in its own transaction before the next begins. Model errors (after the client's retries) and sandbox faults end the session with a
+status and a message; `run` never raises for them.
+
+Subscribers receive events (TurnStarted, TokenStreamed, ProgramExtracted, TurnFinished,
+SessionEnded) synchronously, from the thread that runs the loop, in the order they
+subscribed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from assistant.loop import extract
+from assistant.loop import feedback
+from assistant.loop import prompts
+from assistant.interfaces import ChatModel, EventSink, Runner
+from assistant.serving.chat import ChatResult, LLMError
+from assistant.problems.schema import Problem
+from assistant.store.trajectory import (ERROR, INTERRUPTED, MODEL_ERROR, PASSED, RUNNING, SANDBOX_ERROR,
+                                  UNSOLVED, Message, SessionRecord, Turn, new_session_id)
+from sandbox.api import RunResult, SandboxError, TestCase
+
+if TYPE_CHECKING:
+    from assistant.settings import LoopSettings
+
+
+@dataclass
+class TurnStarted:
+    session_id: str
+    index: int
+    attempt: int  # 0 for the first sample, k for the k-th resample of a repeated program
+    temperature: float | None
+    author: str = "model"
+
+
+@dataclass
+class TokenStreamed:
+    session_id: str
+    index: int
+    text: str
+
+
+@dataclass
+class ProgramExtracted:
+    session_id: str
+    index: int
+    program: str | None  # None: the reply held no code block
+    repeated: bool
+
+
+@dataclass
+class TurnFinished:
+    session_id: str
+    turn: Turn
+
+
+@dataclass
+class SessionEnded:
+    session_id: str
+    status: str
+    error: str | None
+
+
+Event = TurnStarted | TokenStreamed | ProgramExtracted | TurnFinished | SessionEnded
+
+
+def grade(sandbox: Runner, problem: Problem, program: str) -> tuple[RunResult, RunResult]:
+    """Run `program` once on public + hidden tests; return (public, hidden) results.
+    Raises SandboxError when the sandbox itself failed."""
+    if problem.kind == "pytest":
+        result = sandbox.run(program, problem.public_tests, "pytest", project=problem.project())
+        _check(result)
+        return result, result
+    union = problem.all_tests()
+    result = sandbox.run(program, union, problem.kind)
+    _check(result)
+    if len(result.tests) != len(union):  # e.g. a compile error reported without per-test results
+        empty = RunResult(tests=[], compile_error=result.compile_error or "the program could not be run")
+        return empty, empty
+    by_key = {_key(t): r for t, r in zip(union, result.tests)}
+
+    def subset(tests: list[TestCase]) -> RunResult:
+        return RunResult(tests=[by_key[_key(t)] for t in tests], compile_error=result.compile_error)
+
+    return subset(problem.public_tests), subset(problem.hidden_tests)
+
+
+def _key(test: TestCase) -> tuple[Any, ...]:
+    return (test.input, test.output, test.code, test.name)
+
+
+def _check(result: RunResult) -> None:
+    if result.sandbox_error:
+        raise SandboxError(result.sandbox_error)
+
+
+class Session:
+    """One problem worked on by one model. Create it (or `Session.resume` a record), then
+    `run()`. To store it, subscribe `assistant.loop.recorder.Recorder` (or use `recorder.record`)."""
+
+    def __init__(self, problem: Problem, client: ChatModel, sandbox: Runner,
+                 settings: LoopSettings | None = None, *, source: str = "cli",
+                 adapter_version: str | None = None, subscriber: EventSink | None = None,
+                 stream: bool = True, meta: dict[str, Any] | None = None) -> None:
+        self.problem = problem
+        self.client = client
+        self.sandbox = sandbox
+        if settings is None:
+            from assistant.settings import LoopSettings
+
+            settings = LoopSettings()
+        self.settings = settings
+        self.prompts = prompts.style_for(settings)
+        self.source = source
+        self.adapter_version = adapter_version or getattr(client, "adapter_version", None)
+        self.subscribers: list[EventSink] = [subscriber] if subscriber else []
+        self.stream = stream
+        self.meta = dict(meta or {})
+        """Stored with the session (the recorder writes it): what a rerun must match to reuse it."""
+        self.id: str | None = None
+        self.turns: list[Turn] = []
+        self.status = RUNNING
+        self.error: str | None = None
+
+    @classmethod
+    def resume(cls, record: SessionRecord, client: ChatModel, sandbox: Runner,
+               settings: LoopSettings | None = None, **kwargs: Any) -> "Session":
+        """Continue a stored session (any status) from its last turn; `record.problem` must be set."""
+        assert record.problem is not None
+        session = cls(record.problem, client, sandbox, settings, source=record.source,
+                      adapter_version=record.adapter_version, **kwargs)
+        session.id, session.turns = record.id, list(record.turns)
+        return session
+
+    # --- events -------------------------------------------------------------------------
+
+    def subscribe(self, subscriber: EventSink, first: bool = False) -> None:
+        """Add a subscriber, after the others (or before them with `first`)."""
+        self.subscribers.insert(0 if first else len(self.subscribers), subscriber)
+
+    def _emit(self, event: Event) -> None:
+        for subscriber in self.subscribers:
+            subscriber(event)
+
+    # --- the loop -----------------------------------------------------------------------
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.turns) and self.turns[-1].passed_public
+
+    def context(self) -> list[Message]:
+        """The messages for the next turn (`PromptStyle.continued` of the loop's style)."""
+        return self.prompts.continued(self.problem, self.turns)
+
+    def _start(self) -> str:
+        if self.id is None:
+            self.id = new_session_id()
+        return self.id
+
+    def run(self, max_turns: int | None = None, stop_on_pass: bool = True) -> str:
+        """Model turns until the public tests pass or the session holds `max_turns` turns
+        (default: the configured T); with `stop_on_pass=False` it always takes them all
+        (the paper's full horizon: "public passed, hidden failed" turns for training).
+        Returns the final status."""
+        limit = self.settings.turns if max_turns is None else max_turns
+        self._start()
+        try:
+            while (not self.passed or not stop_on_pass) and len(self.turns) < limit:
+                self.model_turn()
+        except LLMError as exc:
+            return self.finish(MODEL_ERROR, str(exc))
+        except SandboxError as exc:
+            return self.finish(SANDBOX_ERROR, str(exc))
+        except KeyboardInterrupt:
+            self.finish(INTERRUPTED, "interrupted by the user")
+            raise
+        except Exception as exc:  # a bug: keep the finished turns, say what happened, re-raise
+            self.finish(ERROR, f"{type(exc).__name__}: {exc}")
+            raise
+        return self.finish(PASSED if self.passed else UNSOLVED)
+
+    def finish(self, status: str, error: str | None = None) -> str:
+        self.status, self.error = status, error
+        self._emit(SessionEnded(self._start(), status, error))
+        return status
+
+    def _sample(self, index: int, messages: list[Message], attempt: int, temperature: float) -> ChatResult:
+        sid = self._start()
+        self._emit(TurnStarted(sid, index, attempt, temperature))
+        on_token = (lambda text: self._emit(TokenStreamed(sid, index, text))) if self.stream else None
+        return self.client.chat(messages, temperature=temperature, top_p=self.settings.top_p,
+                                max_tokens=self.settings.max_tokens, on_token=on_token)
+
+    def model_turn(self) -> Turn:
+        """One model turn (with repeat resampling). Raises LLMError / SandboxError."""
+        index, messages = len(self.turns), self.context()
+        temperature = self.settings.temperature_for(index)
+        earlier = self._earlier_programs()
+        reply = self._sample(index, messages, 0, temperature)
+        resamples = 0
+        while (self._is_repeat(reply.text, earlier) and resamples < self.settings.repeat_resamples):
+            resamples += 1
+            temperature = self.settings.repeat_temperature
+            reply = self._sample(index, messages, resamples, temperature)
+        turn = self._execute(index, messages, reply.text, author="model")
+        turn.tokens, turn.prompt_tokens, turn.latency_s = (reply.completion_tokens, reply.prompt_tokens,
+                                                           reply.latency_s)
+        turn.temperature, turn.top_p, turn.finish_reason = temperature, self.settings.top_p, reply.finish_reason
+        turn.resamples, turn.repeated = resamples, self._is_repeat(reply.text, earlier)
+        return self._record(turn)
+
+    def human_turn(self, text: str) -> Turn:
+        """A turn written by a person: a reply with a ```python block, or a bare program."""
+        sid = self._start()
+        index, messages = len(self.turns), self.context()
+        self._emit(TurnStarted(sid, index, 0, None, author="human"))
+        reply = text if extract.code(text) is not None else extract.fence(text)
+        try:
+            turn = self._execute(index, messages, reply, author="human")
+        except SandboxError as exc:
+            self.finish(SANDBOX_ERROR, str(exc))
+            raise
+        return self._record(turn)
+
+    def _earlier_programs(self) -> set[str]:
+        """The code keys (`extract.code_key`) a new reply must not repeat: earlier turns' and the starter
+        code as given (a copy of the given stub or file is no answer)."""
+        earlier = {extract.code_key(t.program) for t in self.turns if t.program}
+        if self.problem.starter_code.strip():
+            earlier.add(extract.code_key(self.problem.starter_code))
+        return earlier
+
+    @staticmethod
+    def _is_repeat(reply: str, earlier: set[str]) -> bool:
+        program = extract.code(reply)
+        return program is not None and extract.code_key(program) in earlier
+
+    def _execute(self, index: int, messages: list[Message], reply: str, author: str) -> Turn:
+        sid = self._start()
+        program = extract.code(reply)
+        earlier = self._earlier_programs()
+        self._emit(ProgramExtracted(sid, index, program,
+                                    program is not None and extract.code_key(program) in earlier))
+        public = hidden = None
+        if program is None:
+            text = feedback.NO_CODE
+        else:
+            public, hidden = grade(self.sandbox, self.problem, program)
+            text = feedback.render(public, field_chars=self.settings.feedback_field_chars,
+                                   timeout_s=self.settings.timeout_s)
+        return Turn(index=index, messages=messages, reply=reply, program=program, feedback=text,
+                    feedback_message=self.prompts.feedback_content(text),
+                    public_pass_rate=public.pass_rate if public else 0.0,
+                    hidden_pass_rate=hidden.pass_rate if hidden else 0.0,
+                    public=public, hidden=hidden, author=author, created_at=time.time())
+
+    def _record(self, turn: Turn) -> Turn:
+        self.turns.append(turn)
+        self._emit(TurnFinished(self._start(), turn))
+        return turn

@@ -1,0 +1,1 @@
+"""Problems: the schema, the loaders of a PROBLEM argument and of published sets, splits."""

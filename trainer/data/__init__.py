@@ -1,0 +1,1 @@
+"""Stored sessions -> the bandit dataset: selection, held-out splits, perturbed contexts, files."""

@@ -1,0 +1,260 @@
+"""Stored trajectories -> bandit prompts (DESIGN.md §5), as pure functions over sessions.
+
+Per task (one problem content), with d = max - min of a trajectory's per-turn pass rates
+on *all* tests:
+
+1. drop the task when its first turn is correct in every sample (too easy);
+2. always keep its first-turn prompt (prev_best = 0);
+3. keep trajectories with d > 0, then those with max = 1;
+4. when more than K remain, keep the max-variance subset (`max_variance_subset`);
+5. each kept trajectory gives partial prompts after 1..3 earlier attempts (a scripted
+   `synthetic` session: after its first, the mutant, only), with prev_best =
+   the best earlier pass rate; stop once the last two feedbacks both say every public test
+   passed, and before a context that would hold a `tampered` turn (its program forged its
+   grading: a hidden canary passed), so no prompt shows a forged turn; identical prompts
+   are kept once;
+6. validation: per task, the trajectory with the smallest d (its first-turn and partial
+   prompts); it is not removed from the training pool, whose filters usually drop it.
+
+Every filter is counted in `BuildStats`. Reading the store, tokenising, perturbing and
+writing files live in `trainer.data.build`; prompts are rendered by `assistant.loop.prompts` only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from assistant.loop import feedback
+from assistant.loop import prompts
+from assistant.problems.schema import Problem
+from assistant.loop.prompts import PromptStyle
+from assistant.store.trajectory import SessionRecord, Turn
+from sandbox.api import TestResult
+
+Message = dict[str, str]
+SCRIPTED_SOURCES = ("synthetic",)
+"""Sessions whose turns after the first are scripted (trainer.repair.curriculum: mutant, then
+the canonical solution): they give prompts after their first turn only."""
+
+
+def max_variance_subset(d: list[float], k: int = 4) -> list[int]:
+    """Indices (ascending) of the at most `k` values of `d` to keep: all of them when there
+    are k or fewer; otherwise, sorting by d (ties keep their order), the set of the (k - j)
+    lowest and the j highest, j = 0..k-1, whose values have the largest variance (the
+    smallest j wins a tie)."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, not {k}")
+    if len(d) <= k:
+        return list(range(len(d)))
+    order = sorted(range(len(d)), key=lambda i: (d[i], i))
+    best: list[int] = []
+    best_var = -1.0
+    for j in range(k):
+        chosen = order[: k - j] + (order[len(order) - j:] if j else [])
+        var = float(np.var([d[i] for i in chosen]))
+        if var > best_var + 1e-12:
+            best, best_var = chosen, var
+    return sorted(best)
+
+
+def _test_key(t: TestResult) -> tuple[Any, ...]:
+    return (t.input, t.expected, t.code, t.name)
+
+
+def turn_pass_rate(turn: Turn) -> float:
+    """A turn's pass rate on all tests (public and hidden, each distinct test once); the
+    stored hidden rate when per-test results are missing (imported records)."""
+    if turn.program is None:
+        return 0.0
+    if turn.public is None or turn.hidden is None:
+        return float(turn.hidden_pass_rate)
+    if turn.public is turn.hidden or (not turn.public.tests and not turn.hidden.tests):
+        return float(turn.hidden.pass_rate)
+    union: dict[tuple[Any, ...], bool] = {}
+    for t in turn.public.tests + turn.hidden.tests:
+        union.setdefault(_test_key(t), t.passed)
+    return sum(union.values()) / len(union) if union else 0.0
+
+
+@dataclass
+class Trajectory:
+    """One stored session of one task, with its per-turn pass rates on all tests."""
+
+    session_id: str
+    turns: list[Turn]
+    rates: list[float]
+    source: str = ""
+
+    @property
+    def d(self) -> float:
+        return max(self.rates) - min(self.rates) if self.rates else 0.0
+
+    @classmethod
+    def of(cls, session: SessionRecord) -> "Trajectory":
+        return cls(session.id, list(session.turns), [turn_pass_rate(t) for t in session.turns], session.source)
+
+    @property
+    def context_limit(self) -> int | None:
+        """Earlier turns a prompt may hold: 1 for a scripted session (its later turns are not a model's)."""
+        return 1 if self.source in SCRIPTED_SOURCES else None
+
+
+@dataclass
+class PartialPrompt:
+    """The context for one bandit step: the problem and the earlier turns (reply, feedback).
+    `feedback_override` replaces the stored feedback texts (perturbed contexts)."""
+
+    task: str
+    problem: Problem
+    session_id: str | None
+    turns: list[Turn]
+    prev_best: float
+    d: float = 0.0
+    perturbed: bool = False
+    feedback_override: list[str] | None = None
+    style: PromptStyle = field(default_factory=prompts.style)
+
+    def history(self) -> list[tuple[str, str]]:
+        texts = self.feedback_override or [t.feedback for t in self.turns]
+        return [(t.reply, text) for t, text in zip(self.turns, texts)]
+
+    def messages(self) -> list[Message]:
+        return self.style.build(self.problem, self.history())
+
+    def key(self) -> str:
+        blob = json.dumps([self.task, self.messages()], ensure_ascii=False, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def row(self, split: str, tokens: int | None = None) -> dict[str, Any]:
+        """The dataset row: the prompt messages plus what the reward needs (true tests)."""
+        return {"prompt": self.messages(), "problem": json.dumps(self.problem.to_dict(), ensure_ascii=False),
+                "prev_best": float(self.prev_best), "task_id": self.problem.id, "task": self.task,
+                "session_id": self.session_id or "", "context_turns": len(self.turns),
+                "perturbed": bool(self.perturbed), "d": float(self.d), "split": split,
+                "prompt_tokens": int(tokens or 0)}
+
+
+@dataclass
+class BuildStats:
+    """How many items each filter saw and dropped, in order."""
+
+    counts: Counter = field(default_factory=Counter)
+
+    def add(self, name: str, n: int = 1) -> None:
+        self.counts[name] += n
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.counts)
+
+
+FILTER_ORDER = (
+    "sessions", "sessions_without_turns", "sessions_unusable", "turns_tampered", "tasks", "tasks_too_easy",
+    "trajectories", "trajectories_no_change", "trajectories_never_solved",
+    "trajectories_downsampled", "trajectories_kept", "prompts_first_turn", "prompts_partial",
+    "prompts_stopped_all_passed", "prompts_tampered_context", "prompts_duplicate", "prompts_too_long",
+    "prompts_perturbed", "perturb_not_possible", "perturb_faults", "train_prompts", "validation_prompts",
+    "validation_tasks",
+)
+
+
+def partial_prompts(task: str, problem: Problem, traj: Trajectory, max_context: int,
+                    stats: BuildStats | None = None, style: PromptStyle | None = None) -> list[PartialPrompt]:
+    """Prompts after 1..max_context earlier turns of one trajectory."""
+    out = []
+    for k in range(1, min(max_context, len(traj.turns)) + 1):
+        if traj.turns[k - 1].tampered:
+            if stats:
+                stats.add("prompts_tampered_context")
+            break
+        if k >= 2 and all(feedback.is_all_passed(t.feedback) for t in traj.turns[k - 2:k]):
+            if stats:
+                stats.add("prompts_stopped_all_passed")
+            break
+        out.append(PartialPrompt(task, problem, traj.session_id, traj.turns[:k],
+                                 prev_best=max(traj.rates[:k]), d=traj.d, style=style or prompts.style()))
+    return out
+
+
+def first_turn_prompt(task: str, problem: Problem, style: PromptStyle | None = None) -> PartialPrompt:
+    return PartialPrompt(task, problem, None, [], prev_best=0.0, style=style or prompts.style())
+
+
+@dataclass
+class Selection:
+    """The prompts chosen from a set of sessions, before tokenising and perturbing."""
+
+    train: list[PartialPrompt]
+    validation: list[PartialPrompt]
+    validation_problems: list[Problem]
+    stats: BuildStats
+
+
+def select(sessions: Iterable[SessionRecord], k: int = 4, max_context: int = 3,
+           stats: BuildStats | None = None, style: PromptStyle | None = None) -> Selection:
+    """Apply the task and trajectory filters of DESIGN.md §5 to sessions that carry their
+    problem; sessions without turns or without a problem are counted and skipped. Every
+    prompt is written in `style` (default: prompts.style())."""
+    stats = stats or BuildStats()
+    style = style or prompts.style()
+    by_task: dict[str, list[SessionRecord]] = {}
+    problems: dict[str, Problem] = {}
+    for s in sessions:
+        stats.add("sessions")
+        if not s.turns:
+            stats.add("sessions_without_turns")
+            continue
+        if s.problem is None:
+            stats.add("sessions_unusable")
+            continue
+        stats.add("turns_tampered", sum(t.tampered for t in s.turns))
+        by_task.setdefault(s.problem_hash, []).append(s)
+        problems.setdefault(s.problem_hash, s.problem)
+    train: list[PartialPrompt] = []
+    validation: list[PartialPrompt] = []
+    val_problems: list[Problem] = []
+    for task, group in by_task.items():
+        stats.add("tasks")
+        problem = problems[task]
+        trajs = [Trajectory.of(s) for s in group]
+        if all(t.rates[0] >= 1.0 for t in trajs):
+            stats.add("tasks_too_easy")
+            continue
+        train.append(first_turn_prompt(task, problem, style))
+        stats.add("prompts_first_turn")
+        stats.add("trajectories", len(trajs))
+        changed = [t for t in trajs if t.d > 0]
+        stats.add("trajectories_no_change", len(trajs) - len(changed))
+        solved = [t for t in changed if max(t.rates) >= 1.0]
+        stats.add("trajectories_never_solved", len(changed) - len(solved))
+        kept = [solved[i] for i in max_variance_subset([t.d for t in solved], k)] if solved else []
+        stats.add("trajectories_downsampled", len(solved) - len(kept))
+        stats.add("trajectories_kept", len(kept))
+        for traj in kept:
+            found = partial_prompts(task, problem, traj, traj.context_limit or max_context, stats, style)
+            stats.add("prompts_partial", len(found))
+            train.extend(found)
+        smallest = min(trajs, key=lambda t: t.d)  # the first on ties
+        validation.append(first_turn_prompt(task, problem, style))
+        validation.extend(partial_prompts(task, problem, smallest, smallest.context_limit or max_context, style=style))
+        val_problems.append(problem)
+    return Selection(dedupe(train, stats), dedupe(validation), val_problems, stats)
+
+
+def dedupe(items: list[PartialPrompt], stats: BuildStats | None = None) -> list[PartialPrompt]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = item.key()
+        if key in seen:
+            if stats:
+                stats.add("prompts_duplicate")
+            continue
+        seen.add(key)
+        out.append(item)
+    return out

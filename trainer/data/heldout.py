@@ -1,0 +1,56 @@
+"""Which sessions may become training data (DESIGN.md §5 "Splits and leakage"): the one
+filter every way into a dataset goes through (`dataset build` from the store or from a
+JSONL file, and the nightly `retrain`).
+
+- Source: only sessions whose source is in `dataset.sources`; `eval` sessions never, even
+  when a configuration lists them.
+- Split: with `split="train"` (the default everywhere) sessions on HumanEval tasks of the
+  `test` split (evaluation only) and of the `val` split (what the promotion gate measures)
+  are left out, whatever their source (a `solve` on a test task included). `split="all"`
+  is the explicit opt-out. Problems that are not HumanEval's belong to no held-out split.
+
+Every session left out is counted by reason and every kept one by source, for
+`dataset build` to print. This module selects; it reads no store and builds nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from assistant.interfaces import Rule
+from assistant.problems.schema import Problem, ProblemError
+from assistant.problems.splits import SplitRule, heldout_ids
+from assistant.store.trajectory import SessionRecord
+
+NEVER = ("eval",)
+GUARDS = ("train", "all")
+
+
+def is_heldout(session: SessionRecord, rule: Rule) -> bool:
+    """On a held-out HumanEval task (a session whose problem is not loaded: by its id alone)."""
+    problem: Problem | None = session.problem
+    if problem is not None and problem.source != "humaneval":
+        return False
+    return session.problem_id in heldout_ids(rule)
+
+
+def training_sessions(sessions: Iterable[SessionRecord], sources: Iterable[str], split: str = "train",
+                      rule: Rule | None = None, counts: Counter | None = None) -> list[SessionRecord]:
+    """The sessions that may be trained on (see the module doc); `counts` gets
+    `source:<name>` per kept session and `left_out:<reason>` per dropped one."""
+    if split not in GUARDS:
+        raise ProblemError(f"the training split must be one of {', '.join(GUARDS)}, not {split!r}")
+    allowed = set(sources) - set(NEVER)
+    rule = rule or SplitRule()
+    counts = Counter() if counts is None else counts
+    kept = []
+    for s in sessions:
+        if s.source not in allowed:
+            counts[f"left_out:source_{s.source}"] += 1
+        elif split == "train" and is_heldout(s, rule):
+            counts["left_out:heldout_task"] += 1
+        else:
+            counts[f"source:{s.source}"] += 1
+            kept.append(s)
+    return kept

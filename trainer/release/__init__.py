@@ -1,0 +1,1 @@
+"""After training: the gate, the adapter registry, merging, and the nightly job that runs it all."""

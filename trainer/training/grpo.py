@@ -1,0 +1,253 @@
+"""LoRA GRPO on a bandit dataset: TRL `GRPOTrainer` + a PEFT `LoraConfig`, rewarded by the
+sandbox (`trainer.training.reward.SandboxReward`). One generation step per prompt, G completions.
+
+Layout of one training directory:
+
+    checkpoints/checkpoint-<step>/   Trainer checkpoints (adapter, optimizer, RNG, state);
+                                     a rerun resumes from the last complete one
+    metrics.jsonl                    one line per logged step: reward, reward_std, loss, kl,
+                                     sandbox faults, seconds (the reward curve)
+    adapter/                         the final adapter + `cobalt-adapter.json` metadata
+                                     (base model, data hash, config, metrics, parent version)
+
+With a parent adapter (the current one), training continues from it and the KL reference
+is the parent. Hyperparameters come from `configs/train.yaml` (`grpo:`, `lora:`). Under
+`accelerate launch` every process trains on its slice; only the main process writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from assistant.store import atomic
+from assistant.errors import UserError
+from assistant.interfaces import BatchRunner
+from assistant.loop.repetition import RepeatStop
+from assistant.settings import PathsSettings
+from trainer.training.budget import time_budget
+from trainer.data.dataset_files import load_split, read_meta
+from trainer.training.reward import SandboxReward
+from trainer.train_settings import TrainSettings
+
+ADAPTER_META = "cobalt-adapter.json"
+Progress = Callable[[str], None]
+
+
+def last_checkpoint(checkpoints: Path) -> Path | None:
+    """The newest complete checkpoint (its trainer_state.json is written last)."""
+    if not checkpoints.is_dir():
+        return None
+    found = []
+    for path in checkpoints.glob("checkpoint-*"):
+        step = path.name.split("-")[-1]
+        if step.isdigit() and (path / "trainer_state.json").is_file():
+            found.append((int(step), path))
+    return max(found)[1] if found else None
+
+
+def grpo_config(settings: TrainSettings, out: Path, max_steps: int | None = None, **extra: Any) -> Any:
+    from trl import GRPOConfig
+
+    values = {**settings.grpo, **extra}
+    if max_steps is not None:
+        values["max_steps"] = max_steps
+    known = {f.name for f in dataclasses.fields(GRPOConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise UserError(f"configs/train.yaml: grpo has unknown key(s) {', '.join(unknown)} (not GRPOConfig fields)")
+    values.update(output_dir=str(out / "checkpoints"), remove_unused_columns=False, disable_tqdm=True,
+                  save_only_model=False)
+    values.setdefault("report_to", [])
+    return GRPOConfig(**values)
+
+
+def generation_kwargs(settings: TrainSettings, model_path: Path, given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """TRL's generation_kwargs with the served model's token bans added (`suppress_docstrings`)."""
+    if not settings.suppress_docstrings:
+        return given
+    from assistant.serving.token_bias import triple_quote_ban
+
+    banned = set((given or {}).get("suppress_tokens") or []) | set(triple_quote_ban(str(model_path)))
+    return {**(given or {}), "suppress_tokens": sorted(banned)}
+
+
+def lora_config(settings: TrainSettings) -> Any:
+    from peft import LoraConfig
+
+    try:
+        return LoraConfig(**settings.lora)
+    except TypeError as exc:
+        raise UserError(f"configs/train.yaml: lora is not a valid LoraConfig ({exc})") from None
+
+
+class MetricsLog:
+    """A TrainerCallback that appends every log line to metrics.jsonl and reports progress."""
+
+    def __init__(self, path: Path, reward: SandboxReward, progress: Progress, is_main: bool = True) -> None:
+        from transformers import TrainerCallback
+
+        outer = self
+
+        class _Callback(TrainerCallback):
+            def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
+                outer.record(state, logs or {})
+
+        self.callback = _Callback()
+        self.path, self.reward, self.progress, self.is_main = path, reward, progress, is_main
+        self.started = time.monotonic()
+        self.rows: list[dict[str, Any]] = []
+
+    def record(self, state: Any, logs: dict[str, Any]) -> None:
+        if "reward" not in logs:
+            return  # the end-of-training summary line
+        row = {"step": int(state.global_step), "max_steps": int(state.max_steps),
+               "elapsed_s": round(time.monotonic() - self.started, 2),
+               "sandbox_faults_dropped": self.reward.totals["faults_dropped"],
+               **{k: (float(v) if isinstance(v, (int, float)) else v) for k, v in logs.items()}}
+        self.rows.append(row)
+        if not self.is_main:
+            return
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        self.progress(f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
+                      f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
+                      f"{row['elapsed_s']:.0f} s · faults dropped {row['sandbox_faults_dropped']}")
+
+
+def read_metrics(out: Path) -> list[dict[str, Any]]:
+    path = out / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@dataclass
+class TrainResult:
+    adapter: Path
+    meta: dict[str, Any]
+    resumed_from: str | None = None
+
+
+def _summary(rows: list[dict[str, Any]], totals: dict[str, int], wall_s: float, samples: int,
+             steps_here: int) -> dict[str, Any]:
+    rewards = [r["reward"] for r in rows]
+    third = max(1, len(rewards) // 3)
+    return {"steps": rows[-1]["step"] if rows else 0, "mean_reward": sum(rewards) / len(rewards) if rewards else None,
+            "first_reward": sum(rewards[:third]) / third if rewards else None,
+            "last_reward": sum(rewards[-third:]) / third if rewards else None,
+            "reward_curve": [round(r, 4) for r in rewards], "sandbox": dict(totals),
+            "wall_s": round(wall_s, 1), "seconds_per_sample": round(wall_s / samples, 3) if samples else None,
+            "seconds_per_step": round(wall_s / steps_here, 1) if steps_here else None}
+
+
+def load_policy(model_path: Path, parent: Path | None, bf16: bool) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.bfloat16 if bf16 else torch.float32)
+    if parent is None:
+        return model
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(model, str(parent), is_trainable=True)
+
+
+def make_trainer(model_path: Path, settings: TrainSettings, args: Any, train_set: Any, reward_funcs: list[Any],
+                 parent: Any = None, rollout_func: Any = None) -> Any:
+    """A GRPOTrainer on the policy (a new LoRA, or the parent adapter made trainable), with
+    the transformers log printer removed (stdout stays clean for --json)."""
+    from transformers import AutoTokenizer, PrinterCallback
+    from trl import GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path))
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    policy = load_policy(model_path, Path(parent.path) if parent is not None else None, bool(args.bf16))
+    trainer = GRPOTrainer(model=policy, reward_funcs=reward_funcs, args=args, train_dataset=train_set,
+                          processing_class=tokenizer, rollout_func=rollout_func,
+                          peft_config=None if parent is not None else lora_config(settings))
+    trainer.remove_callback(PrinterCallback)
+    if settings.stop_at_fence:
+        from trainer.training.fence_stop import stop_generation_at_fence
+
+        stop_generation_at_fence(trainer.model, tokenizer,
+                                 RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times))
+    return trainer
+
+
+def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, paths: PathsSettings,
+          sandbox: BatchRunner, parent: Any = None, max_steps: int | None = None,
+          progress: Progress = print, extra_callbacks: list[Any] | None = None, **grpo_overrides: Any) -> TrainResult:
+    """Train (or resume) into `out`; returns the saved adapter and its metadata. `parent` is
+    an `AdapterVersion` to continue from. An `out/adapter` already saved is returned as is."""
+    from assistant.serving import models
+
+    final = out / "adapter"
+    if (final / ADAPTER_META).is_file():
+        return TrainResult(final, json.loads((final / ADAPTER_META).read_text()))
+    out.mkdir(parents=True, exist_ok=True)
+    model_path = models.resolve(model, paths)
+    data_meta = read_meta(dataset)
+    train_set = load_split(dataset, "train")
+    if len(train_set) == 0:
+        raise UserError(f"the dataset {dataset} has no training prompts")
+    args = grpo_config(settings, out, max_steps, **grpo_overrides)
+    args.generation_kwargs = generation_kwargs(settings, model_path, args.generation_kwargs)
+    reward = SandboxReward(sandbox, settings.reward, max_completion_length=int(args.max_completion_length or 0))
+    trainer = make_trainer(model_path, settings, args, train_set, [reward], parent)
+    is_main = trainer.accelerator.is_main_process
+    log = MetricsLog(out / "metrics.jsonl", reward, progress, is_main)
+    trainer.add_callback(log.callback)
+    budget = time_budget(settings.max_minutes, progress)
+    for callback in [*(extra_callbacks or []), *([budget] if budget else [])]:
+        trainer.add_callback(callback)
+    resume = last_checkpoint(out / "checkpoints")
+    if resume is not None:
+        progress(f"resuming training from {resume.name}")
+    started = time.monotonic()
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    wall = time.monotonic() - started
+    rows = read_metrics(out) if is_main else log.rows
+    first_step = int(resume.name.split("-")[-1]) if resume else 0
+    steps_here = trainer.state.global_step - first_step
+    samples = (steps_here * args.per_device_train_batch_size
+               * args.gradient_accumulation_steps * trainer.accelerator.num_processes)
+    meta = {
+        "base_model": model, "base_model_path": str(model_path), "data_hash": data_meta["data_hash"],
+        "dataset": str(dataset), "dataset_counts": data_meta.get("counts"),
+        "parent_version": getattr(parent, "version", None), "parent_name": getattr(parent, "name", None),
+        "config": {"profile": settings.profile, "grpo": {**settings.grpo, **grpo_overrides},
+                   "lora": (settings.lora if parent is None else (parent.meta.get("config") or {}).get("lora")),
+                   "reward": dataclasses.asdict(settings.reward), "max_steps": args.max_steps,
+                   "max_minutes": settings.max_minutes},
+        "stopped_by_budget_at": getattr(budget, "stopped_at", None),
+        "metrics": _summary(rows, reward.totals, wall, samples, steps_here), "resumed_from": resume.name if resume else None,
+        "created_at": time.time(), "versions": _versions(),
+        "distributed": {"processes": trainer.accelerator.num_processes,
+                        "backend": getattr(trainer.accelerator.state, "backend", None)},
+    }
+    if is_main:
+        staging = out / ".adapter-staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        model_to_save = trainer.model
+        names = list(getattr(model_to_save, "peft_config", {}) or {})
+        model_to_save.save_pretrained(str(staging), selected_adapters=["default"] if "ref" in names else None)
+        (staging / ADAPTER_META).write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
+        atomic.replace_dir(staging, final)  # over an unfinished earlier save
+    return TrainResult(final, meta, resume.name if resume else None)
+
+
+def _versions() -> dict[str, str]:
+    import peft
+    import torch
+    import transformers
+    import trl
+
+    return {"trl": trl.__version__, "peft": peft.__version__, "transformers": transformers.__version__,
+            "torch": torch.__version__}

@@ -1,0 +1,188 @@
+"""The bandit reward (DESIGN.md §5) and the reward function TRL calls.
+
+`score(completion, p, prev)` with p = pass rate on all tests, prev = best earlier pass rate:
+  R_correct  p = 1 -> 1.0;  p >= 0.5 -> 0.2;  0 < p < 0.5 -> 0.0;  p = 0 -> -0.1
+  R_improve  only when p < 1 and prev > 0: p > prev adds 0.1 (p - prev) / (1 - prev);
+             p <= prev makes the reward -0.1 + 0.1 (p - prev) / prev  (in [-0.2, -0.1])
+  R_format   -0.9 when malformed: more than one python block, degenerate repetition (a block
+             of >= 32 characters repeated >= 8 times in a row), and for thinking models a
+             missing or repeated `</think>`; plus an optional soft overlong penalty
+  final      clip(sum, -1, 1); no code block at all: -1; a `tampered` run (a hidden canary
+             test passed: the program forged its grading, sandbox/canary.py): -1.
+
+`SandboxReward` extracts each completion's program (`assistant.loop.extract`), runs all programs
+of a batch at once with `Sandbox.run_many` on each problem's public + hidden tests, retries
+sandbox faults and returns None (TRL: unscorable, no advantage) for a sample whose runs
+keep faulting; faults are counted and never scored as failures. Tampered runs and runs
+with static flags (sandbox/flags.py) are counted too (`totals`, `reward/tampered_share`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Callable
+
+
+from assistant.loop import extract
+from assistant.loop.repetition import degenerate
+from assistant.interfaces import BatchRunner
+from assistant.problems.schema import Problem
+from sandbox.api import Job, Limits
+from trainer.training.execution import run_with_retries
+from trainer.train_settings import RewardSettings
+
+THINK_END = "</think>"
+MALFORMED = -0.9
+NO_CODE = -1.0
+TAMPERED = -1.0
+
+
+def r_correct(p: float) -> float:
+    if p >= 1.0:
+        return 1.0
+    if p >= 0.5:
+        return 0.2
+    if p > 0.0:
+        return 0.0
+    return -0.1
+
+
+def r_step(p: float, prev: float) -> float:
+    """R_correct with R_improve applied (the reward before format terms)."""
+    if p >= 1.0 or prev <= 0.0:
+        return r_correct(p)
+    if p > prev:
+        return r_correct(p) + 0.1 * (p - prev) / (1.0 - prev)
+    return -0.1 + 0.1 * (p - prev) / prev
+
+
+def format_problems(completion: str, *, thinking: bool = False, block_chars: int = 32,
+                    times: int = 8) -> list[str]:
+    """Why a completion is malformed (empty when it is well-formed apart from its code)."""
+    reasons = []
+    if thinking and completion.count(THINK_END) != 1:
+        reasons.append("missing </think>" if THINK_END not in completion else "repeated </think>")
+    if len([b for b in extract.python_blocks(completion) if b.strip()]) > 1:
+        reasons.append("more than one code block")
+    if degenerate(completion, block_chars, times):
+        reasons.append("degenerate repetition")
+    return reasons
+
+
+def overlong_penalty(tokens: int, max_tokens: int, buffer: int, penalty: float) -> float:
+    """0, falling linearly to -penalty over the last `buffer` tokens before max_tokens."""
+    if penalty <= 0 or buffer <= 0 or max_tokens <= 0:
+        return 0.0
+    start = max_tokens - buffer
+    if tokens <= start:
+        return 0.0
+    return -penalty * min(1.0, (tokens - start) / buffer)
+
+
+def score(completion: str, pass_rate: float, prev_best: float, *, thinking: bool = False,
+          length_penalty: float = 0.0, block_chars: int = 32, times: int = 8, tampered: bool = False) -> float:
+    """The reward of one completion whose program passed `pass_rate` of all tests, after
+    earlier turns whose best pass rate was `prev_best` (0 on the first turn).
+    `length_penalty` (<= 0) is added before clipping; a tampered run gets TAMPERED."""
+    if extract.code(completion) is None:
+        return NO_CODE
+    if tampered:
+        return TAMPERED
+    total = r_step(float(pass_rate), float(prev_best)) + float(length_penalty)
+    if format_problems(completion, thinking=thinking, block_chars=block_chars, times=times):
+        total += MALFORMED
+    return float(min(1.0, max(-1.0, total)))
+
+
+def completion_text(completion: Any) -> str:
+    """TRL gives a string (plain prompts) or a list of messages (conversational)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(m.get("content") or "" for m in completion if m.get("role") == "assistant")
+    return str(completion)
+
+
+class SandboxReward:
+    """The reward function for `GRPOTrainer`: one float (or None) per completion."""
+
+    def __init__(self, sandbox: BatchRunner, settings: RewardSettings | None = None,
+                 max_completion_length: int = 0, on_batch: Callable[[dict[str, float]], None] | None = None,
+                 limits: Limits | None = None) -> None:
+        self.__name__ = "sandbox"
+        self.limits = limits
+        self.sandbox = sandbox
+        self.settings = settings or RewardSettings()
+        self.max_completion_length = max_completion_length
+        self.on_batch = on_batch
+        self._problems: dict[str, Problem] = {}
+        self._lock = threading.Lock()
+        self.totals = {"completions": 0, "scored": 0, "no_code": 0, "malformed": 0, "faults_dropped": 0,
+                       "reruns": 0, "programs_run": 0, "tampered": 0, "flagged": 0}
+
+    def _problem(self, blob: str) -> Problem:
+        with self._lock:
+            problem = self._problems.get(blob)
+            if problem is None:
+                problem = Problem.from_dict(json.loads(blob), "reward", check_paths=False)
+                self._problems[blob] = problem
+            return problem
+
+    def __call__(self, prompts: list[Any], completions: list[Any], completion_ids: list[list[int]] | None = None,
+                 *, problem: list[str], prev_best: list[float], log_metric: Callable[[str, float], None] | None = None,
+                 **_: Any) -> list[float | None]:
+        s = self.settings
+        texts = [completion_text(c) for c in completions]
+        programs = [extract.code(t) for t in texts]
+        jobs: list[Job] = []
+        index: dict[tuple[str, str], int] = {}  # identical programs on one problem run once
+        slots: list[int | None] = []
+        for blob, program in zip(problem, programs):
+            if program is None:
+                slots.append(None)
+                continue
+            key = (blob, program)
+            if key not in index:
+                prob = self._problem(blob)
+                index[key] = len(jobs)
+                tests = [] if prob.kind == "pytest" else prob.all_tests()
+                jobs.append(Job(program=program, tests=tests, kind=prob.kind, limits=self.limits,
+                                project=prob.project()))
+            slots.append(index[key])
+        results, reruns = run_with_retries(self.sandbox, jobs, s.sandbox_retries, s.retry_wait_s) if jobs else ([], 0)
+        rewards: list[float | None] = []
+        batch = {"completions": len(texts), "scored": 0, "no_code": 0, "malformed": 0, "faults_dropped": 0,
+                 "reruns": reruns, "programs_run": len(jobs), "tampered": 0, "flagged": 0}
+        for i, (text, slot) in enumerate(zip(texts, slots)):
+            tokens = len(completion_ids[i]) if completion_ids is not None else 0
+            penalty = overlong_penalty(tokens, self.max_completion_length, s.overlong_buffer, s.overlong_penalty)
+            if slot is None:
+                rewards.append(NO_CODE)
+                batch["no_code"] += 1
+                continue
+            result = results[slot]
+            if result is None:
+                rewards.append(None)
+                batch["faults_dropped"] += 1
+                continue
+            if format_problems(text, thinking=s.thinking, block_chars=s.repeat_block_chars, times=s.repeat_times):
+                batch["malformed"] += 1
+            batch["tampered"] += int(result.tampered)
+            batch["flagged"] += int(bool(result.flags))
+            rewards.append(score(text, result.pass_rate, float(prev_best[i]), thinking=s.thinking,
+                                 length_penalty=penalty, block_chars=s.repeat_block_chars, times=s.repeat_times,
+                                 tampered=result.tampered))
+            batch["scored"] += 1
+        with self._lock:
+            for key, value in batch.items():
+                self.totals[key] += value
+        if log_metric is not None:
+            log_metric("sandbox/faults_dropped", float(batch["faults_dropped"]))
+            log_metric("sandbox/reruns", float(reruns))
+            log_metric("reward/no_code_share", batch["no_code"] / max(1, len(texts)))
+            log_metric("reward/tampered_share", batch["tampered"] / max(1, len(texts)))
+            log_metric("reward/flagged_share", batch["flagged"] / max(1, len(texts)))
+        if self.on_batch:
+            self.on_batch(batch)
+        return rewards
