@@ -8,15 +8,20 @@ COBALT := $(VENV)/bin/cobalt
 STAMP := $(VENV)/.cobalt-installed
 RUN_PROBLEM ?= examples/problems/is-prime.yaml
 
-.PHONY: run test setup-test setup-run venv docker image models-test models-run clean-data
+.PHONY: run test lint setup-test setup-run venv docker image models-test models-run clean-data
 
 # In a terminal: the TUI on an example problem; without one (CI, pipes): the headless loop.
 run: setup-run
 	@if [ -t 0 ] && [ -t 1 ]; then $(COBALT) tui $(RUN_PROBLEM) --model qwen-coder; \
 	else $(COBALT) solve $(RUN_PROBLEM) --model qwen-coder; fi
 
-test: setup-test
+test: setup-test lint
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# ruff (pyproject.toml [tool.ruff]): lint, import order and the formatter's check, line length 120.
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 setup-test: venv docker image models-test
 setup-run: venv docker image models-run

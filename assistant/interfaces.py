@@ -4,7 +4,7 @@
 - `Runner`: runs one program against tests (`sandbox.Sandbox`);
 - `BatchRunner`: runs many programs at once (`sandbox.Sandbox.run_many`), for the reward,
   perturbed contexts and rollouts;
-- `Rule`: the numbers of a deterministic problem split (`assistant.problems.splits.SplitRule`);
+- `Rule`: the numbers of a deterministic problem split (`assistant.settings.SplitSection`);
 - `EventSink`: a subscriber of a session's events (`assistant.loop.session.Event`): the CLI
   printer, the TUI, the collection meter, the store's recorder.
 
@@ -26,13 +26,21 @@ if TYPE_CHECKING:
 class ChatModel(Protocol):
     display_name: str
 
-    def chat(self, messages: list[Message], *, temperature: float = ..., top_p: float = ...,
-             max_tokens: int | None = ..., on_token: Callable[[str], None] | None = ...) -> ChatResult: ...
+    def chat(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = ...,
+        top_p: float = ...,
+        max_tokens: int | None = ...,
+        on_token: Callable[[str], None] | None = ...,
+    ) -> ChatResult: ...
 
 
 class Runner(Protocol):
-    def run(self, program: str, tests: list[TestCase], kind: str, limits: Any = None,
-            project: Any = None) -> RunResult: ...
+    def run(
+        self, program: str, tests: list[TestCase], kind: str, limits: Any = None, project: Any = None
+    ) -> RunResult: ...
 
 
 class BatchRunner(Protocol):

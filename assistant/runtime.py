@@ -2,8 +2,8 @@
 model's) and the trajectory store, made from the loaded `Settings`.
 
 Every command, the TUI's services, the nightly job and the benchmarks open these three
-through here, so each is built one way. Heavy imports (docker, litellm, the server module)
-happen only when something is opened, which keeps `cobalt --help` fast. This module opens
+through here, so each is built one way. Heavy third-party imports (litellm, torch) happen
+only when something is opened, which keeps `cobalt --help` fast. This module opens
 things; it neither loads settings (`assistant.settings_loader`) nor runs sessions.
 """
 
@@ -14,11 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from assistant.console import session_progress
+from assistant.serving import connect
+from assistant.serving.chat import ChatClient
+from assistant.store.trajectory_db import Store
+from sandbox import Sandbox
+
 if TYPE_CHECKING:
-    from assistant.serving.chat import ChatClient
     from assistant.settings import Settings
-    from assistant.store.trajectory_db import Store
-    from sandbox import Sandbox
 
 Progress = Callable[[str], None]
 
@@ -31,36 +34,39 @@ def to_stderr(message: str) -> None:
 def open_sandbox(settings: Settings, **overrides: Any) -> "Sandbox":
     """The configured Docker sandbox (raises SandboxError with a fix when it cannot run);
     keyword overrides (pool_size, limits, client, ...) win over `settings.sandbox`."""
-    from sandbox import Sandbox
 
     return Sandbox.from_config(settings.sandbox, **overrides)
 
 
-def open_client(settings: Settings, model: str | None = None, *, adapter: str | None = None,
-                progress: Progress | None = None) -> "ChatClient":
+def open_client(
+    settings: Settings, model: str | None = None, *, adapter: str | None = None, progress: Progress | None = None
+) -> "ChatClient":
     """A client for `model` (default: `settings.model.name`): a provider id goes to litellm,
     a local model to the vLLM server (started if needed) with its promoted adapter, or with
     `adapter` ("base": none)."""
-    from assistant.serving.connect import resolve_client
 
-    return resolve_client(settings.model, model, server=settings.server, paths=settings.paths,
-                          adapter=adapter, progress=progress or (lambda _: None))
+    return connect.resolve_client(
+        settings.model,
+        model,
+        server=settings.server,
+        paths=settings.paths,
+        adapter=adapter,
+        progress=progress or (lambda _: None),
+    )
 
 
 def open_store(settings: Settings) -> "Store":
     """The trajectory store in the configured data directory."""
-    from assistant.store.trajectory_db import Store
-
     return Store.open(settings.paths)
 
 
 @contextmanager
-def session_run(settings: Settings, label: str, quiet: bool = False
-                ) -> Iterator[tuple["Sandbox", "Store", Callable[[int, int], None], Callable[[Any], None]]]:
+def session_run(
+    settings: Settings, label: str, quiet: bool = False
+) -> Iterator[tuple["Sandbox", "Store", Callable[[int, int], None], Callable[[Any], None]]]:
     """For a command that runs many sessions: the sandbox, the store and a progress bar
     labelled `label` (hidden when `quiet`), as (sandbox, store, on_plan, on_session);
     closes all three afterwards."""
-    from assistant.cli.console import session_progress
 
     sandbox = open_sandbox(settings)
     try:
@@ -73,9 +79,8 @@ def session_run(settings: Settings, label: str, quiet: bool = False
 def served_client(settings: Settings, api_base: str, name: str, tokenizer_dir: Path | None = None) -> "ChatClient":
     """A client for the model or adapter served as `name` by the server at `api_base`
     (`tokenizer_dir`: the served model's, for `model.suppress_docstrings`)."""
-    from assistant.serving.connect import local_bias
-    from assistant.serving.chat import ChatClient
 
-    bias = local_bias(settings.model, tokenizer_dir) if tokenizer_dir is not None else None
-    return ChatClient(f"hosted_vllm/{name}", api_base=api_base, display_name=name, **settings.model.client_options(),
-                      logit_bias=bias)
+    bias = connect.local_bias(settings.model, tokenizer_dir) if tokenizer_dir is not None else None
+    return ChatClient(
+        f"hosted_vllm/{name}", api_base=api_base, display_name=name, **settings.model.client_options(), logit_bias=bias
+    )

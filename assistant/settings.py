@@ -6,9 +6,11 @@ sandbox, loop, paths, collect, eval, train), each field documented, with the def
 `COBALT__SECTION__KEY` variables, `COBALT_HOME`); commands hand each function below them
 the section(s) it needs. The sandbox section is the sandbox package's own `SandboxSettings`.
 The `train:` section holds only a user's overrides of `configs/train.yaml`: the trainer merges
-them over its profiles (`trainer.train_settings.load_train_settings`). This module describes and
-validates settings; it opens nothing (it only creates the data and cache directories it
-resolves).
+them over its profiles (`trainer.train_settings.load_train_settings`). Each default is stated
+once, by its field here (the shipped YAML files spell the same values out, and a test holds
+them equal). This module describes and validates settings; it opens no file of its own (the
+prompt names are checked against `assistant.config_files.prompt_catalog`, configs/prompts.yaml
+read once; it only creates the data and cache directories it resolves).
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+from assistant.config_files import prompt_catalog
+from assistant.loop.repetition import RepeatStop
 from sandbox.sandbox_settings import SandboxSettings
-from assistant.loop import prompts
 
 ENV_PREFIX = "COBALT__"
+DEFAULT_ANSWER_FORMAT = "code_first"
+DEFAULT_FEEDBACK_WORDING = "instruction_last"
 
 
 class Section(BaseModel):
@@ -35,32 +40,48 @@ class Section(BaseModel):
 
 
 class ModelSettings(Section):
-    name: str = Field("qwen-coder", description="A name from `cobalt models list`, a local checkpoint "
-                                                "directory, or any litellm model id (e.g. openai/gpt-4o-mini).")
+    name: str = Field(
+        "qwen-coder",
+        description="A name from `cobalt models list`, a local checkpoint "
+        "directory, or any litellm model id (e.g. openai/gpt-4o-mini).",
+    )
     max_tokens: int = Field(1024, ge=1, description="Completion tokens per reply.")
     timeout_s: float = Field(300, gt=0, description="Seconds one completion request may take.")
     retries: int = Field(2, ge=0, description="Retries of a failed completion request (litellm's num_retries).")
-    stop_at_fence: bool = Field(True, description="End each reply at the closing fence of its ```python block "
-                                                  "(training uses the same stop: train.yaml stop_at_fence).")
-    stop_on_repetition: bool = Field(True, description="End a reply whose tail repeats a block of repeat_block_chars "
-                                                       "characters repeat_times times in a row.")
+    stop_at_fence: bool = Field(
+        True,
+        description="End each reply at the closing fence of its ```python block "
+        "(training uses the same stop: train.yaml stop_at_fence).",
+    )
+    stop_on_repetition: bool = Field(
+        True,
+        description="End a reply whose tail repeats a block of repeat_block_chars "
+        "characters repeat_times times in a row.",
+    )
     repeat_block_chars: int = Field(32, ge=1, description="Shortest repeated block that counts as a loop.")
     repeat_times: int = Field(8, ge=2, description="Repetitions in a row that count as a loop.")
-    suppress_docstrings: bool = Field(True, description="Ban the served model's triple-quote tokens, so it does not "
-                                                         "copy the task's docstring into its program (local models).")
+    suppress_docstrings: bool = Field(
+        True,
+        description="Ban the served model's triple-quote tokens, so it does not "
+        "copy the task's docstring into its program (local models).",
+    )
 
     def client_options(self) -> dict[str, Any]:
         """The ChatClient keyword arguments these settings give (timeouts, stops)."""
-        from assistant.loop.repetition import RepeatStop
-
         stop = RepeatStop(self.repeat_block_chars, self.repeat_times) if self.stop_on_repetition else None
-        return dict(timeout_s=self.timeout_s, retries=self.retries, max_tokens=self.max_tokens,
-                    stop_at_fence=self.stop_at_fence, repeat_stop=stop)
+        return dict(
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            max_tokens=self.max_tokens,
+            stop_at_fence=self.stop_at_fence,
+            repeat_stop=stop,
+        )
 
 
 class SpeculativeSettings(Section):
-    enabled: bool = Field(False, description="Serve with vLLM speculative decoding (started again without it "
-                                            "when the server refuses).")
+    enabled: bool = Field(
+        False, description="Serve with vLLM speculative decoding (started again without it when the server refuses)."
+    )
     method: str = Field("ngram", description="vLLM's proposer: ngram is prompt lookup, no draft model.")
     num_speculative_tokens: int = Field(4, ge=1, description="Tokens proposed per step.")
     prompt_lookup_max: int = Field(4, ge=1, description="Longest n-gram matched in the context.")
@@ -73,62 +94,73 @@ class ServerSettings(Section):
     startup_timeout_s: float = Field(600, gt=0, description="Seconds the server may take to become healthy.")
     max_model_len: int = Field(4096, ge=1, description="Context length the server allows (vLLM --max-model-len).")
     max_loras: int = Field(4, ge=1, description="LoRA adapters loaded at once (vLLM --max-loras).")
-    tensor_parallel_size: int = Field(1, ge=1, description="GPUs one model replica is split over "
-                                                           "(vLLM --tensor-parallel-size).")
-    data_parallel_size: int = Field(1, ge=1, description="Model replicas behind the one server "
-                                                         "(vLLM --data-parallel-size).")
+    tensor_parallel_size: int = Field(
+        1, ge=1, description="GPUs one model replica is split over (vLLM --tensor-parallel-size)."
+    )
+    data_parallel_size: int = Field(
+        1, ge=1, description="Model replicas behind the one server (vLLM --data-parallel-size)."
+    )
     max_lora_rank: int = Field(64, ge=1, description="Largest LoRA rank served (vLLM --max-lora-rank).")
     cpu_kvcache_space_gb: int = Field(4, ge=1, description="KV cache size on CPU (VLLM_CPU_KVCACHE_SPACE).")
     cpu_dtype: str = Field("float32", description="Weights' dtype on CPU (vLLM --dtype).")
     gpu_memory_utilization: float = Field(0.85, gt=0, le=1, description="Share of GPU memory vLLM may take.")
     gpu_dtype: str = Field("auto", description="Weights' dtype on GPU (vLLM --dtype).")
-    speculative: SpeculativeSettings = Field(default_factory=SpeculativeSettings,
-                                             description="Prompt-lookup speculative decoding (issue 13).")
+    speculative: SpeculativeSettings = Field(
+        default_factory=SpeculativeSettings, description="Prompt-lookup speculative decoding (issue 13)."
+    )
     prefix_caching: bool | None = Field(True, description="vLLM prefix caching (None: vLLM's default).")
-    preload: list[str] = Field(["libtcmalloc_minimal.so.4", "libiomp5.so"],
-                               description="Libraries put in the server's LD_PRELOAD when found.")
-    serve_merged: bool = Field(True, description="Merge an adapter into its base at promote time and serve "
-                                                 "that checkpoint on the assistant's next server start.")
-
-
-def _known_prompt(check: Any, value: str) -> str:
-    try:
-        check()
-    except prompts.PromptError as exc:
-        raise ValueError(str(exc)) from None
-    return value
+    preload: list[str] = Field(
+        ["libtcmalloc_minimal.so.4", "libiomp5.so"], description="Libraries put in the server's LD_PRELOAD when found."
+    )
+    serve_merged: bool = Field(
+        True,
+        description="Merge an adapter into its base at promote time and serve "
+        "that checkpoint on the assistant's next server start.",
+    )
 
 
 class LoopSettings(Section):
     """How one session samples and stops."""
 
-    turns: int = Field(4, ge=1, description="T: the most turns a session takes; it stops earlier once "
-                                            "every public test passes.")
-    temperature: list[float] = Field([0.6], min_length=1, description="Sampling temperature per turn: entry "
-                                                                      "i for turn i, the last for later turns.")
+    turns: int = Field(
+        4, ge=1, description="T: the most turns a session takes; it stops earlier once every public test passes."
+    )
+    temperature: list[float] = Field(
+        [0.6], min_length=1, description="Sampling temperature per turn: entry i for turn i, the last for later turns."
+    )
     top_p: float = Field(0.95, gt=0, le=1, description="Nucleus sampling of every turn.")
-    repeat_resamples: int = Field(2, ge=0, description="How many times a reply repeating an earlier "
-                                                       "turn's program is sampled again.")
+    repeat_resamples: int = Field(
+        2, ge=0, description="How many times a reply repeating an earlier turn's program is sampled again."
+    )
     repeat_temperature: float = Field(1.0, ge=0, description="The temperature of those resamples.")
-    feedback_field_chars: int = Field(400, ge=1, description="Each feedback field is cut to this many "
-                                                             "characters (half from each end).")
+    feedback_field_chars: int = Field(
+        400, ge=1, description="Each feedback field is cut to this many characters (half from each end)."
+    )
     max_tokens: int | None = Field(None, description="Completion tokens per reply (default: model.max_tokens).")
-    timeout_s: float | None = Field(None, description="The sandbox's per-test timeout quoted in timeout "
-                                                      "feedback (default: sandbox.limits.timeout_s).")
-    answer_format: str = Field(prompts.DEFAULT_ANSWER_FORMAT, description="The first turn's answer format "
-                                                                         "(a name under configs/prompts.yaml answer_formats).")
-    feedback_wording: str = Field(prompts.DEFAULT_FEEDBACK_WORDING, description="The feedback turn's wording (a "
-                                                                               "name under configs/prompts.yaml feedback_wordings).")
+    timeout_s: float | None = Field(
+        None,
+        description="The sandbox's per-test timeout quoted in timeout feedback (default: sandbox.limits.timeout_s).",
+    )
+    answer_format: str = Field(
+        DEFAULT_ANSWER_FORMAT,
+        description="The first turn's answer format (a name under configs/prompts.yaml answer_formats).",
+    )
+    feedback_wording: str = Field(
+        DEFAULT_FEEDBACK_WORDING,
+        description="The feedback turn's wording (a name under configs/prompts.yaml feedback_wordings).",
+    )
 
     @field_validator("answer_format")
     @classmethod
     def _known_answer_format(cls, value: str) -> str:
-        return _known_prompt(lambda: prompts.style(answer_format=value), value)
+        prompt_catalog().answer_format(value)  # PromptError, a ValueError, names the known ones
+        return value
 
     @field_validator("feedback_wording")
     @classmethod
     def _known_feedback_wording(cls, value: str) -> str:
-        return _known_prompt(lambda: prompts.style(feedback_wording=value), value)
+        prompt_catalog().feedback_wording(value)
+        return value
 
     @field_validator("temperature", mode="before")
     @classmethod
@@ -164,11 +196,18 @@ class PathsSettings(Section):
     def _resolve(self) -> "PathsSettings":
         if str(self.data_dir) in ("", "."):
             home = _env_dir("COBALT_HOME")
-            self.data_dir = Path(home) if home else Path(_env_dir("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "cobalt"
+            self.data_dir = (
+                Path(home) if home else Path(_env_dir("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "cobalt"
+            )
         if str(self.cache_dir) in ("", "."):
             cache, home = _env_dir("COBALT_CACHE"), _env_dir("COBALT_HOME")
-            self.cache_dir = (Path(cache) if cache else Path(home) / "cache" if home
-                              else Path(_env_dir("XDG_CACHE_HOME") or Path.home() / ".cache") / "cobalt")
+            self.cache_dir = (
+                Path(cache)
+                if cache
+                else Path(home) / "cache"
+                if home
+                else Path(_env_dir("XDG_CACHE_HOME") or Path.home() / ".cache") / "cobalt"
+            )
         self.data_dir, self.cache_dir = self.data_dir.expanduser(), self.cache_dir.expanduser()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -183,18 +222,22 @@ def resolved(paths: PathsSettings | None) -> PathsSettings:
 class CollectSettings(Section):
     samples: int = Field(4, ge=1, description="Sessions per problem that `cobalt collect` runs.")
     concurrency: int = Field(4, ge=1, description="Sessions run at once.")
-    abort_after_errors: int = Field(3, ge=1, description="Consecutive sessions ending on the same kind of "
-                                                         "error stop a run.")
+    abort_after_errors: int = Field(
+        3, ge=1, description="Consecutive sessions ending on the same kind of error stop a run."
+    )
 
 
 class SplitSection(Section):
+    """The deterministic splits (`assistant.problems.splits`); its defaults are the only ones in the code."""
+
     seed: int = Field(20260101, description='Orders task ids by sha256("<seed>:<id>"); fixed forever for HumanEval.')
     test_share: float = Field(0.5, ge=0, le=1, description="Share of the task ids in the `test` split (rounded).")
     val_share_of_train: float = Field(0.2, ge=0, le=1, description="Share of the train pool carved out as `val`.")
 
     @property
     def split_seed(self) -> int:
-        """The seed under the name a split `Rule` (assistant.interfaces) gives it."""
+        """The seed under the name a split `Rule` (assistant.interfaces) gives it: this section is
+        the Rule of `assistant.problems.splits`."""
         return self.seed
 
 
@@ -203,6 +246,10 @@ class PerturbSection(Section):
 
 
 class BootstrapSection(Section):
+    """The percentile bootstrap of every interval (`trainer.eval.bootstrap`: evaluation, the repair
+    benchmark, and the promotion gate unless `train.gate.bootstrap` is set); its defaults are the
+    only ones in the code."""
+
     resamples: int = Field(2000, ge=1, description="Percentile bootstrap resamples (over problems).")
     confidence: float = Field(0.95, gt=0, lt=1, description="Width of every bootstrap interval.")
     seed: int = Field(0, description="Seeds the bootstrap, so a report is reproducible from its samples.")
@@ -211,8 +258,9 @@ class BootstrapSection(Section):
 class CompareSection(Section):
     metric: str = Field("pass_at_1", description="The metric the `not_worse` verdict of a comparison looks at.")
     turn: int = Field(-1, description="The turn of that metric (-1: the last).")
-    margin: float = Field(0.0, ge=0, description="Not worse: the upper end of the paired interval of (B - A) "
-                                                 "is at least -margin.")
+    margin: float = Field(
+        0.0, ge=0, description="Not worse: the upper end of the paired interval of (B - A) is at least -margin."
+    )
 
 
 class EvalSection(Section):
@@ -221,9 +269,14 @@ class EvalSection(Section):
     split: SplitSection = Field(default_factory=SplitSection, description="The deterministic splits.")
     perturb: PerturbSection = Field(default_factory=PerturbSection, description="Perturbed-feedback evaluation.")
     bootstrap: BootstrapSection = Field(default_factory=BootstrapSection, description="Confidence intervals.")
-    loop: dict[str, Any] = Field({"repeat_resamples": 0}, description="Overrides of the `loop:` section for "
-                                                                      "evaluation sessions.")
+    loop: dict[str, Any] = Field(
+        {"repeat_resamples": 0}, description="Overrides of the `loop:` section for evaluation sessions."
+    )
     compare: CompareSection = Field(default_factory=CompareSection, description="The verdict of a comparison.")
+
+    def loop_settings(self, loop: LoopSettings, turns: int) -> LoopSettings:
+        """The loop settings of evaluation sessions: `loop` with the `loop:` overrides, `turns` turns."""
+        return loop.merged({**self.loop, "turns": turns})
 
 
 class TrainSection(Section):
@@ -241,8 +294,12 @@ class TrainSection(Section):
     launcher: dict[str, Any] = Field({}, description="Overrides of the launcher settings (training processes).")
     continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
     stop_at_fence: bool | None = Field(None, description="End completions at the closing fence (None: train.yaml's).")
-    max_minutes: float | None = Field(None, ge=0, description="Wall-clock budget of a training run in minutes (0: none).")
-    suppress_docstrings: bool | None = Field(None, description="Ban triple-quote tokens in completions (None: train.yaml's).")
+    max_minutes: float | None = Field(
+        None, ge=0, description="Wall-clock budget of a training run in minutes (0: none)."
+    )
+    suppress_docstrings: bool | None = Field(
+        None, description="Ban triple-quote tokens in completions (None: train.yaml's)."
+    )
 
     def overrides(self) -> dict[str, Any]:
         """The keys the user set, as a mapping to merge over train.yaml and the profile."""
@@ -279,8 +336,9 @@ class _EnvSource(EnvSettingsSource):
 class Settings(BaseSettings):
     """Everything Cobalt reads from its configuration."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid",
-                                      case_sensitive=False)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", case_sensitive=False
+    )
 
     model: ModelSettings = Field(default_factory=ModelSettings, description="The chat model and its requests.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="The local vLLM server.")
@@ -301,8 +359,13 @@ class Settings(BaseSettings):
         return self
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource, *args: Any,
-                                   **kwargs: Any) -> tuple[PydanticBaseSettingsSource, ...]:
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        *args: Any,
+        **kwargs: Any,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         """`COBALT__SECTION__KEY` variables over the merged YAML files (given as init values)."""
         return _EnvSource(settings_cls), init_settings

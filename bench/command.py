@@ -23,8 +23,11 @@ def declared() -> dict[str, EntryPoint]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     names = sorted(declared())
-    bench = sub.add_parser("bench", help=f"run a benchmark ({', '.join(names)})",
-                           description="Run a benchmark; `cobalt bench TARGET --help` lists its options.")
+    bench = sub.add_parser(
+        "bench",
+        help=f"run a benchmark ({', '.join(names)})",
+        description="Run a benchmark; `cobalt bench TARGET --help` lists its options.",
+    )
     bench.add_argument("target", metavar="TARGET", help=f"one of: {', '.join(names)}")
     bench.add_argument("options", nargs=argparse.REMAINDER, help="the target's options")
     bench.set_defaults(func=run)

@@ -20,8 +20,14 @@ if TYPE_CHECKING:
     from sandbox.sandbox_settings import SandboxSettings
 
 
-def run_ray_benchmark(section: SandboxSettings, programs: int, tests: int, concurrency: int | None,
-                      address: str | None, log: Callable[[str], None] = print) -> dict[str, Any]:
+def run_ray_benchmark(
+    section: SandboxSettings,
+    programs: int,
+    tests: int,
+    concurrency: int | None,
+    address: str | None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     concurrency = concurrency or section.concurrency
     jobs = make_jobs(programs, tests)
     opts = dict(pool_size=concurrency, concurrency=concurrency, max_jobs_per_container=max(programs, 1))
@@ -35,21 +41,34 @@ def run_ray_benchmark(section: SandboxSettings, programs: int, tests: int, concu
         nodes = remote.backend.workers()  # type: ignore[attr-defined]
         log(f"2/2 ray backend ({len(nodes)} node(s), {concurrency} containers each) ...")
         remote.warm()
-        rows.append(timed(f"ray backend, {len(nodes)} node(s)", programs, programs * tests,
-                          lambda: pool_passed(remote, jobs)))
+        rows.append(
+            timed(f"ray backend, {len(nodes)} node(s)", programs, programs * tests, lambda: pool_passed(remote, jobs))
+        )
         by_node = {node[:12]: n for node, n in remote.backend.jobs_by_node.items()}  # type: ignore[attr-defined]
-    return {"programs": programs, "tests_per_program": tests, "concurrency": concurrency, "cpus": os.cpu_count(),
-            "ray_address": ray.address, "nodes": len(nodes), "jobs_by_node": by_node,
-            "ways": rows, "all_correct": all(r["passed"] == r["tests"] for r in rows),
-            "ratios": {"ray_vs_local_pool": round(rows[1]["tests_per_s"] / rows[0]["tests_per_s"], 2)}}
+    return {
+        "programs": programs,
+        "tests_per_program": tests,
+        "concurrency": concurrency,
+        "cpus": os.cpu_count(),
+        "ray_address": ray.address,
+        "nodes": len(nodes),
+        "jobs_by_node": by_node,
+        "ways": rows,
+        "all_correct": all(r["passed"] == r["tests"] for r in rows),
+        "ratios": {"ray_vs_local_pool": round(rows[1]["tests_per_s"] / rows[0]["tests_per_s"], 2)},
+    }
 
 
 def render_ray(report: dict[str, Any]) -> str:
-    lines = [f"sandbox benchmark, Ray backend: {report['programs']} programs x {report['tests_per_program']} stdio "
-             f"tests, concurrency {report['concurrency']}, {report['cpus']} CPUs here, Ray at {report['ray_address']}",
-             *table(report["ways"])]
-    lines.append(f"{'ray / local warm pool':<32}{report['ratios']['ray_vs_local_pool']:>7.2f}x   "
-                 "(one host: the overhead of going through Ray; N hosts: the scale-out)")
+    lines = [
+        f"sandbox benchmark, Ray backend: {report['programs']} programs x {report['tests_per_program']} stdio "
+        f"tests, concurrency {report['concurrency']}, {report['cpus']} CPUs here, Ray at {report['ray_address']}",
+        *table(report["ways"]),
+    ]
+    lines.append(
+        f"{'ray / local warm pool':<32}{report['ratios']['ray_vs_local_pool']:>7.2f}x   "
+        "(one host: the overhead of going through Ray; N hosts: the scale-out)"
+    )
     lines.append("jobs per node: " + ", ".join(f"{node} {n}" for node, n in sorted(report["jobs_by_node"].items())))
     if not report["all_correct"]:
         lines.append("WARNING: some way did not pass every test; see the 'correct' column")

@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from assistant.serving import adapters
-from assistant.serving import server
 from assistant.errors import UserError
+from assistant.serving import adapters, server
+from assistant.settings import PathsSettings
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -30,23 +30,33 @@ def adapter_dirs(settings: Settings, base: str, adapter: str) -> tuple[Path, Pat
     path = found[1]
     merged = path / "merged"
     if not (merged / "config.json").is_file():
-        raise UserError(f"adapter {adapter} has no merged checkpoint; promote it with server.serve_merged on, "
-                        "or run `cobalt adapters promote` again")
+        raise UserError(
+            f"adapter {adapter} has no merged checkpoint; promote it with server.serve_merged on, "
+            "or run `cobalt adapters promote` again"
+        )
     return path, merged
 
 
-def _speeds(requests: Requests, api_base: str, name: str, prompts: list[str], tokens: int, single: int,
-            concurrency: int) -> dict[str, float]:
+def _speeds(
+    requests: Requests, api_base: str, name: str, prompts: list[str], tokens: int, single: int, concurrency: int
+) -> dict[str, float]:
     asyncio.run(requests(api_base, name, prompts[:1], 8, 1))  # warm-up
     s_tok, s_time = asyncio.run(requests(api_base, name, prompts[:single], tokens, 1))
     c_tok, c_time = asyncio.run(requests(api_base, name, prompts, tokens, concurrency))
     return {"single_tok_s": round(s_tok / s_time, 2), "concurrent_tok_s": round(c_tok / c_time, 2)}
 
 
-def measure_adapter(settings: Settings, model: str, adapter: str, requests: Requests, prompts: list[str],
-                    tokens: int, single: int, concurrency: int, progress: Callable[[str], None]) -> dict[str, Any]:
-    from assistant.settings import PathsSettings
-
+def measure_adapter(
+    settings: Settings,
+    model: str,
+    adapter: str,
+    requests: Requests,
+    prompts: list[str],
+    tokens: int,
+    single: int,
+    concurrency: int,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
     path, merged = adapter_dirs(settings, model, adapter)
     out: dict[str, Any] = {"model": model, "adapter": adapter, "tokens_per_request": tokens, "concurrency": concurrency}
     with tempfile.TemporaryDirectory(prefix="cobalt-bench-adapter-") as home:
@@ -59,12 +69,12 @@ def measure_adapter(settings: Settings, model: str, adapter: str, requests: Requ
                 if label == "base":
                     server.load_adapter(info.api_base, "bench-hot-loaded", path)
                     progress("hot-loaded adapter: measuring ...")
-                    out["hot_loaded"] = _speeds(requests, info.api_base, "bench-hot-loaded", prompts, tokens,
-                                                single, concurrency)
+                    out["hot_loaded"] = _speeds(
+                        requests, info.api_base, "bench-hot-loaded", prompts, tokens, single, concurrency
+                    )
             finally:
                 server.stop_process(proc)
     for label in ("merged", "hot_loaded"):
         out[f"{label}_vs_base"] = {k: round(out[label][k] / out["base"][k], 2) for k in out["base"]}
     out["target_merged_vs_base"] = 0.9
     return out
-

@@ -27,9 +27,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant.errors import UserError
+from assistant.loop import prompts
 from assistant.problems.schema import Problem
 from assistant.runtime import open_sandbox, open_store
+from assistant.serving import models
 from assistant.store.trajectory_db import Store
+from trainer.data import build
+from trainer.data.session_source import sessions_from_store
+from trainer.eval.evaluate import load_benchmark
+from trainer.release.registry import Registry
+from trainer.train_settings import load_train_settings
+from trainer.training import grpo
+from trainer.training.rollout import MultiTurnRollout, trajectory_reward
 
 if TYPE_CHECKING:
     from assistant.settings import EvalSection, LoopSettings, PathsSettings, Settings
@@ -59,12 +68,11 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _tasks(section: EvalSection, store: Store, spec: str, split: str, limit: int, sources: list[str]) -> tuple[list[Problem], list[Any]]:
+def _tasks(
+    section: EvalSection, store: Store, spec: str, split: str, limit: int, sources: list[str]
+) -> tuple[list[Problem], list[Any]]:
     """The first `limit` tasks of the split that have stored trajectories, and those sessions."""
-    from trainer.data.session_source import sessions_from_store
-    from trainer.eval.evaluate import EvalSettings, load_benchmark
-
-    problems = load_benchmark(spec, split, EvalSettings.from_section(section))
+    problems = load_benchmark(spec, split, section)
     sessions = sessions_from_store(store, sources=sources)
     by_hash: dict[str, list[Any]] = {}
     for s in sessions:
@@ -72,76 +80,135 @@ def _tasks(section: EvalSection, store: Store, spec: str, split: str, limit: int
             by_hash.setdefault(s.problem_hash, []).append(s)
     chosen = [p for p in problems if p.content_hash() in by_hash][:limit]
     if not chosen:
-        raise UserError(f"no stored trajectories for the {split} split of {spec}; collect some first, e.g. "
-                        f"`cobalt collect {spec} --samples 4`")
+        raise UserError(
+            f"no stored trajectories for the {split} split of {spec}; collect some first, e.g. "
+            f"`cobalt collect {spec} --samples 4`"
+        )
     return chosen, [s for p in chosen for s in by_hash[p.content_hash()]]
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     g = args.generations
-    return {"num_generations": g, "per_device_train_batch_size": g, "gradient_accumulation_steps": 1,
-            "max_completion_length": args.max_completion_length, "save_strategy": "no", "logging_steps": 1}
+    return {
+        "num_generations": g,
+        "per_device_train_batch_size": g,
+        "gradient_accumulation_steps": 1,
+        "max_completion_length": args.max_completion_length,
+        "save_strategy": "no",
+        "logging_steps": 1,
+    }
 
 
-def bandit_side(paths: PathsSettings, loop: LoopSettings, settings: Any, model: str, sessions: list[Any],
-                sandbox: Any, work: Path, args: argparse.Namespace, steps: int,
-                perturb: bool = False) -> tuple[dict[str, Any], Any]:
-    from trainer.data import build
-    from trainer.training import grpo
-
+def bandit_side(
+    paths: PathsSettings,
+    loop: LoopSettings,
+    settings: Any,
+    model: str,
+    sessions: list[Any],
+    sandbox: Any,
+    work: Path,
+    args: argparse.Namespace,
+    steps: int,
+    perturb: bool = False,
+) -> tuple[dict[str, Any], Any]:
     tokenizer = build.load_tokenizer(model, paths)
-    built = build.build(sessions, work / "dataset", settings, tokenizer=tokenizer, sandbox=sandbox,
-                        loop=loop, perturb=perturb, progress=_say)
-    result = grpo.train(settings, model=model, dataset=work / "dataset", out=work / "bandit", paths=paths,
-                        sandbox=sandbox,
-                        max_steps=steps, progress=_say, **_overrides(args))
+    built = build.build(
+        sessions,
+        work / "dataset",
+        settings,
+        tokenizer=tokenizer,
+        sandbox=sandbox,
+        loop=loop,
+        perturb=perturb,
+        progress=_say,
+    )
+    result = grpo.train(
+        settings,
+        model=model,
+        dataset=work / "dataset",
+        out=work / "bandit",
+        paths=paths,
+        sandbox=sandbox,
+        max_steps=steps,
+        progress=_say,
+        **_overrides(args),
+    )
     m = result.meta["metrics"]
     examples = steps * args.generations
-    return {"seconds_per_example": m["wall_s"] / examples, "wall_s": m["wall_s"], "examples": examples,
-            "generations": examples, "prompts": built.train_rows, "reward_curve": m["reward_curve"],
-            "first_reward": m["first_reward"], "last_reward": m["last_reward"], "sandbox": m["sandbox"]}, result
+    return {
+        "seconds_per_example": m["wall_s"] / examples,
+        "wall_s": m["wall_s"],
+        "examples": examples,
+        "generations": examples,
+        "prompts": built.train_rows,
+        "reward_curve": m["reward_curve"],
+        "first_reward": m["first_reward"],
+        "last_reward": m["last_reward"],
+        "sandbox": m["sandbox"],
+    }, result
 
 
-def baseline_side(paths: PathsSettings, loop: LoopSettings, settings: Any, model: str, problems: list[Problem], sandbox: Any,
-                  work: Path, args: argparse.Namespace) -> dict[str, Any]:
+def baseline_side(
+    paths: PathsSettings,
+    loop: LoopSettings,
+    settings: Any,
+    model: str,
+    problems: list[Problem],
+    sandbox: Any,
+    work: Path,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
     import os
 
     from datasets import Dataset
-
-    from assistant.serving import models
-    from assistant.loop import prompts
-    from trainer.training import grpo
-    from trainer.training.rollout import MultiTurnRollout, trajectory_reward
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL
     style = prompts.style_for(loop)
     rows = [{"prompt": style.initial_messages(p), "task_id": p.id} for p in problems]
     gargs = grpo.grpo_config(settings, work / "baseline", args.steps, **_overrides(args))
     model_path = models.resolve(model, paths)
-    rollout = MultiTurnRollout({MultiTurnRollout.prompt_key(r["prompt"]): p for r, p in zip(rows, problems)},
-                               sandbox, None, args.turns, args.max_completion_length, float(gargs.temperature),
-                               style=style)
-    trainer = grpo.make_trainer(model_path, settings, gargs, Dataset.from_list(rows), [trajectory_reward],
-                                rollout_func=rollout)
+    rollout = MultiTurnRollout(
+        {MultiTurnRollout.prompt_key(r["prompt"]): p for r, p in zip(rows, problems)},
+        sandbox,
+        None,
+        args.turns,
+        args.max_completion_length,
+        float(gargs.temperature),
+        style=style,
+    )
+    trainer = grpo.make_trainer(
+        model_path, settings, gargs, Dataset.from_list(rows), [trajectory_reward], rollout_func=rollout
+    )
     rollout.tok = trainer.processing_class
     started = time.monotonic()
     trainer.train()
     wall = time.monotonic() - started
     rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
     examples = args.steps * args.generations
-    return {"seconds_per_example": wall / examples, "wall_s": round(wall, 1), "examples": examples,
-            "generations": rollout.turns_generated, "turns": args.turns, "reward_curve": rewards}
+    return {
+        "seconds_per_example": wall / examples,
+        "wall_s": round(wall, 1),
+        "examples": examples,
+        "generations": rollout.turns_generated,
+        "turns": args.turns,
+        "reward_curve": rewards,
+    }
 
 
 def main(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.train_settings import load_train_settings
-
     settings = load_train_settings(config.train, args.profile)
     model = args.model or config.model.name
     paths, loop = config.paths, config.loop
-    out: dict[str, Any] = {"model": model, "tasks": args.tasks, "split": args.split, "steps": args.steps,
-                           "generations": args.generations, "turns": args.turns,
-                           "max_completion_length": args.max_completion_length, "profile": settings.profile}
+    out: dict[str, Any] = {
+        "model": model,
+        "tasks": args.tasks,
+        "split": args.split,
+        "steps": args.steps,
+        "generations": args.generations,
+        "turns": args.turns,
+        "max_completion_length": args.max_completion_length,
+        "profile": settings.profile,
+    }
     with open_store(config) as store:
         problems, sessions = _tasks(config.eval, store, args.tasks, args.split, args.limit, settings.dataset.sources)
     out["task_ids"] = [p.id for p in problems]
@@ -151,21 +218,24 @@ def main(args: argparse.Namespace, config: Settings) -> int:
             work = Path(tmp)
             if not args.skip_compare:
                 _say(f"Cobalt (bandit): {args.steps} steps x {args.generations} single-step completions")
-                out["cobalt"], _ = bandit_side(paths, loop, settings, model, sessions, sandbox, work / "c", args,
-                                                args.steps)
-                _say(f"baseline (multi-turn online GRPO, T={args.turns}): {args.steps} steps x {args.generations} trajectories")
+                out["cobalt"], _ = bandit_side(
+                    paths, loop, settings, model, sessions, sandbox, work / "c", args, args.steps
+                )
+                _say(
+                    f"baseline (multi-turn online GRPO, T={args.turns}): "
+                    f"{args.steps} steps x {args.generations} trajectories"
+                )
                 out["baseline"] = baseline_side(paths, loop, settings, model, problems, sandbox, work / "b", args)
                 ratio = out["cobalt"]["seconds_per_example"] / out["baseline"]["seconds_per_example"]
                 out.update(ratio=round(ratio, 3), target=TARGET, meets_target=ratio <= TARGET)
             if args.real:
                 _say(f"real training: {args.real_steps} steps on the bandit dataset of {len(problems)} tasks")
-                real, result = bandit_side(paths, loop, settings, model, sessions, sandbox, work / "r", args,
-                                           args.real_steps, perturb=True)
+                real, result = bandit_side(
+                    paths, loop, settings, model, sessions, sandbox, work / "r", args, args.real_steps, perturb=True
+                )
                 curve = real["reward_curve"]
                 out["real"] = {**real, "rose": bool(curve) and real["last_reward"] > real["first_reward"]}
                 if args.register:
-                    from trainer.release.registry import Registry
-
                     item = Registry.open(paths).register(result.adapter, result.meta)
                     out["real"]["registered"] = {"version": item.version, "name": item.name}
     finally:
@@ -176,15 +246,24 @@ def main(args: argparse.Namespace, config: Settings) -> int:
     if "ratio" in out:
         c, b = out["cobalt"], out["baseline"]
         print(f"{'':<28}{'s/example':>10}{'examples':>10}{'generations':>13}")
-        print(f"{'Cobalt (single-step bandit)':<28}{c['seconds_per_example']:>10.2f}{c['examples']:>10}{c['generations']:>13}")
-        print(f"{'multi-turn online GRPO':<28}{b['seconds_per_example']:>10.2f}{b['examples']:>10}{b['generations']:>13}")
+        print(
+            f"{'Cobalt (single-step bandit)':<28}{c['seconds_per_example']:>10.2f}"
+            f"{c['examples']:>10}{c['generations']:>13}"
+        )
+        print(
+            f"{'multi-turn online GRPO':<28}{b['seconds_per_example']:>10.2f}{b['examples']:>10}{b['generations']:>13}"
+        )
         print(f"ratio {out['ratio']:.3f} (target <= {TARGET}): {'met' if out['meets_target'] else 'not met'}")
     if "real" in out:
         r = out["real"]
         print("mean reward per step: " + ", ".join(f"{x:+.3f}" for x in r["reward_curve"]))
-        print(f"first third {r['first_reward']:+.3f} -> last third {r['last_reward']:+.3f}: "
-              f"{'rose' if r['rose'] else 'did not rise'}")
+        print(
+            f"first third {r['first_reward']:+.3f} -> last third {r['last_reward']:+.3f}: "
+            f"{'rose' if r['rose'] else 'did not rise'}"
+        )
         if "registered" in r:
-            print(f"registered as v{r['registered']['version']} ({r['registered']['name']}); "
-                  f"evaluate it with `cobalt eval --adapter v{r['registered']['version']}`")
+            print(
+                f"registered as v{r['registered']['version']} ({r['registered']['name']}); "
+                f"evaluate it with `cobalt eval --adapter v{r['registered']['version']}`"
+            )
     return 0

@@ -22,9 +22,15 @@ NAMED = ("baseline", "all", "default", *(f"no-{c}" for c in CHANGES))
 def defaults(settings: Settings) -> frozenset[str]:
     """The changes the current settings have on (the configured prompt style counts as on)."""
     m, s = settings.model, settings.server
-    on = {"prompt", "fence" if m.stop_at_fence else "", "repeat" if m.stop_on_repetition else "",
-          "nodoc" if m.suppress_docstrings else "", "spec" if s.speculative.enabled else "",
-          "prefix" if s.prefix_caching else "", "preload" if s.preload else ""}
+    on = {
+        "prompt",
+        "fence" if m.stop_at_fence else "",
+        "repeat" if m.stop_on_repetition else "",
+        "nodoc" if m.suppress_docstrings else "",
+        "spec" if s.speculative.enabled else "",
+        "prefix" if s.prefix_caching else "",
+        "preload" if s.preload else "",
+    }
     return frozenset(on - {""})
 
 
@@ -39,16 +45,17 @@ def _base(name: str, settings: Settings) -> frozenset[str]:
         return frozenset(CHANGES) - {name[3:]}
     if name in CHANGES:
         return frozenset({name})
-    raise UserError(f"unknown configuration {name!r}; use {', '.join(NAMED)}, a change ({', '.join(CHANGES)}) "
-                    "or an expression such as default+nodoc")
+    raise UserError(
+        f"unknown configuration {name!r}; use {', '.join(NAMED)}, a change ({', '.join(CHANGES)}) "
+        "or an expression such as default+nodoc"
+    )
 
 
 def parse(name: str, settings: Settings) -> frozenset[str]:
     """The changes one configuration name switches on."""
     match = re.fullmatch(r"(no-[a-z]+|[a-z]+)((?:[+-][a-z]+)*)", name)
     if match is None:
-        raise UserError(f"configuration {name!r} is not a name followed by +change/-change parts, "
-                        "e.g. default+nodoc")
+        raise UserError(f"configuration {name!r} is not a name followed by +change/-change parts, e.g. default+nodoc")
     on = set(_base(match[1], settings))
     for sign, change in re.findall(r"([+-])([a-z]+)", match[2]):
         if change not in CHANGES:

@@ -23,8 +23,18 @@ import docker
 import requests
 
 from sandbox.api import Limits, RunResult, SandboxError
-from sandbox.engine import (ENGINE_ERRORS, Retry, Runtime, check_runtime, connect, container_spec, owner_id,
-                            remove_instance, remove_orphans, short_reason)
+from sandbox.engine import (
+    ENGINE_ERRORS,
+    Retry,
+    Runtime,
+    check_runtime,
+    connect,
+    container_spec,
+    owner_id,
+    remove_instance,
+    remove_orphans,
+    short_reason,
+)
 from sandbox.image import require_image
 from sandbox.pool import Pool, run_job
 from sandbox.protocol import Prepared, assemble, error_tests
@@ -49,9 +59,17 @@ class Backend(Protocol):
 class DockerBackend:
     """Warm container pools on the local Docker engine."""
 
-    def __init__(self, image: str, transport: Transport, pool_size: int = 4, max_jobs: int = 200,
-                 client: docker.DockerClient | None = None, client_pool: int = 16, retry: Retry | None = None,
-                 runtime: Runtime | str | None = None) -> None:
+    def __init__(
+        self,
+        image: str,
+        transport: Transport,
+        pool_size: int = 4,
+        max_jobs: int = 200,
+        client: docker.DockerClient | None = None,
+        client_pool: int = 16,
+        retry: Retry | None = None,
+        runtime: Runtime | str | None = None,
+    ) -> None:
         """runtime: the OCI runtime of every container (None: the engine's default, runc;
         "runsc": gVisor); SandboxError in one sentence if the engine does not know it."""
         self.image, self.transport, self.retry = image, transport, retry or Retry()
@@ -92,14 +110,15 @@ class DockerBackend:
             if outcome.fault is None:
                 return outcome.result
             fault = outcome.fault
-        return RunResult(error_tests(job.tests, job.kind, "sandbox fault; not the program's"),
-                         sandbox_error=fault)
+        return RunResult(error_tests(job.tests, job.kind, "sandbox fault; not the program's"), sandbox_error=fault)
 
     def _engine_error(self, what: str, exc: BaseException) -> SandboxError:
         reason = short_reason(exc)
         if reason == "timed out" or isinstance(exc, requests.exceptions.ConnectionError):
-            return SandboxError(f"{what}: the Docker engine did not answer ({reason}) after {self.retry.attempts} "
-                                "attempts; it may be starved of CPU, so retry when the machine is less loaded")
+            return SandboxError(
+                f"{what}: the Docker engine did not answer ({reason}) after {self.retry.attempts} "
+                "attempts; it may be starved of CPU, so retry when the machine is less loaded"
+            )
         return SandboxError(f"{what} ({reason}): check that dockerd is running and run `cobalt sandbox build`")
 
     def _running(self, container_id: str) -> bool:
@@ -114,8 +133,18 @@ class DockerBackend:
             if self._closed:
                 raise SandboxError("the sandbox was closed")
             if key not in self._pools:
-                self._pools[key] = Pool(self.client, self.image, limits, self.pool_size, self.max_jobs,
-                                        self.owner, self.instance, self.transport, self.retry, self.runtime)
+                self._pools[key] = Pool(
+                    self.client,
+                    self.image,
+                    limits,
+                    self.pool_size,
+                    self.max_jobs,
+                    self.owner,
+                    self.instance,
+                    self.transport,
+                    self.retry,
+                    self.runtime,
+                )
             return self._pools[key]
 
     def warm(self, limits: Limits) -> None:

@@ -1,4 +1,4 @@
-"""Hidden tamper canaries (DESIGN.md §4): tests that no honest program can pass.
+"""Hidden tamper canaries (docs/method.md): tests that no honest program can pass.
 
 Every job may carry one canary, placed at a random position among its tests and shaped like
 them, so a program cannot tell it apart from the inside:
@@ -46,7 +46,7 @@ def fresh_value(like: object = None) -> object:
     float, bytes or word (6 to 14 letters), of `like`'s type where it is one of those."""
     kind = type(like) if type(like) in (int, float, str, bytes) else _RNG.choice((int, str))
     digits = _RNG.randint(6, 12)
-    number = _RNG.randrange(10 ** (digits - 1), 10 ** digits)
+    number = _RNG.randrange(10 ** (digits - 1), 10**digits)
     word = "".join(_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_RNG.randint(6, 14)))
     return {int: number, float: number / 1000, str: word, bytes: word.encode()}[kind]
 
@@ -73,7 +73,7 @@ def _parts(snippet: str) -> tuple[str, ast.stmt] | None:
     if not tree.body or (len(tree.body) > 1 and (tree.body[-2].end_lineno or 0) >= tree.body[-1].lineno):
         return None
     last = tree.body[-1]
-    return "".join(line + "\n" for line in snippet.splitlines()[:last.lineno - 1]), last
+    return "".join(line + "\n" for line in snippet.splitlines()[: last.lineno - 1]), last
 
 
 def _same_shape(snippet: str) -> str | None:
@@ -132,8 +132,11 @@ def _test_files(root: str) -> list[str]:
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        found += [os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/") for f in sorted(filenames)
-                  if f.endswith(".py") and (f.startswith("test_") or f.endswith("_test.py"))]
+        found += [
+            os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/")
+            for f in sorted(filenames)
+            if f.endswith(".py") and (f.startswith("test_") or f.endswith("_test.py"))
+        ]
     return found
 
 

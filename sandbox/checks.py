@@ -1,4 +1,4 @@
-"""Function tests whose expected value never enters the program's process (DESIGN.md §4).
+"""Function tests whose expected value never enters the program's process (docs/method.md).
 
 `value_check(snippet)` recognises the shapes that can be judged outside: the snippet's last
 statement is `assert CALL == EXPECTED` (either side literal, the other not),
@@ -62,8 +62,12 @@ class Check:
         try:
             passed = self._holds(actual)
         except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
-            return dict(shown, status="error", detail=f"runtime error: {type(exc).__name__}",
-                        stderr=self._traceback(f"{type(exc).__name__}: {exc}"))
+            return dict(
+                shown,
+                status="error",
+                detail=f"runtime error: {type(exc).__name__}",
+                stderr=self._traceback(f"{type(exc).__name__}: {exc}"),
+            )
         if passed:
             return dict(shown, status="passed", detail="")
         error = "AssertionError" + (f": {self.message}" if self.message else "")
@@ -82,8 +86,10 @@ class Check:
         return bool(distance < self.bound if self.strict else distance <= self.bound)
 
     def _traceback(self, last: str) -> str:
-        return (f'Traceback (most recent call last):\n  File "<test>", line {self.line}, in <module>\n'
-                f"    {self.shown_line.strip()}\n{last}\n")
+        return (
+            f'Traceback (most recent call last):\n  File "<test>", line {self.line}, in <module>\n'
+            f"    {self.shown_line.strip()}\n{last}\n"
+        )
 
     def restore_line(self, stderr: str) -> str:
         """Show the test's own line where a traceback quotes the child's version of it."""
@@ -114,8 +120,11 @@ def _close_parts(test: ast.Compare) -> tuple[ast.AST, Any, float] | None:
         return None
     name = fn.func
     is_abs = (isinstance(name, ast.Name) and name.id == "abs") or (
-        isinstance(name, ast.Attribute) and name.attr == "fabs"
-        and isinstance(name.value, ast.Name) and name.value.id == "math")
+        isinstance(name, ast.Attribute)
+        and name.attr == "fabs"
+        and isinstance(name.value, ast.Name)
+        and name.value.id == "math"
+    )
     diff = fn.args[0]
     if not is_abs or not isinstance(diff, ast.BinOp) or not isinstance(diff.op, ast.Sub):
         return None
@@ -179,5 +188,5 @@ def value_check(snippet: str) -> Check | None:
     if segment is None or (isinstance(expected, float) and math.isnan(expected)):
         return None
     lines = snippet.splitlines()
-    setup = "".join(line + "\n" for line in lines[:last.lineno - 1]) + "\n" * (call.lineno - last.lineno)
+    setup = "".join(line + "\n" for line in lines[: last.lineno - 1]) + "\n" * (call.lineno - last.lineno)
     return Check(kind, setup, segment, call.lineno, lines[call.lineno - 1], expected, bound, strict, message)

@@ -18,9 +18,9 @@ callers can drop the sample instead of scoring it.
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 import docker
@@ -30,6 +30,8 @@ from sandbox.backend import Backend, DockerBackend
 from sandbox.engine import Retry, Runtime
 from sandbox.image import image_tag
 from sandbox.protocol import prepare
+from sandbox.ray_backend import RayBackend
+from sandbox.sandbox_settings import SandboxSettings
 from sandbox.transport import Transport, make_transport
 
 _OPEN: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
@@ -43,12 +45,23 @@ def open_sandboxes() -> list["Sandbox"]:
 class Sandbox:
     """Runs untrusted programs against tests, on a backend (a local warm Docker pool by default)."""
 
-    def __init__(self, image: str | None = None, pool_size: int = 4, limits: Limits | None = None,
-                 max_jobs_per_container: int = 200, concurrency: int = 4,
-                 client: docker.DockerClient | None = None, transport: str | Transport = "attach",
-                 backend: Backend | None = None, canaries: bool = True, outside_checks: bool = True,
-                 engine_retries: int = 4, engine_backoff_s: float = 0.5, runtime: "str | Runtime | None" = None,
-                 runtime_extra_pids: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        image: str | None = None,
+        pool_size: int = 4,
+        limits: Limits | None = None,
+        max_jobs_per_container: int = 200,
+        concurrency: int = 4,
+        client: docker.DockerClient | None = None,
+        transport: str | Transport = "attach",
+        backend: Backend | None = None,
+        canaries: bool = True,
+        outside_checks: bool = True,
+        engine_retries: int = 4,
+        engine_backoff_s: float = 0.5,
+        runtime: "str | Runtime | None" = None,
+        runtime_extra_pids: dict[str, int] | None = None,
+    ) -> None:
         """transport: "attach" (default) hands each job to the container's PID 1, a warm
         fork server, over the attach socket; "exec" runs one `docker exec` per job; or a
         Transport object. backend: where jobs run (default: a DockerBackend built from the
@@ -64,33 +77,40 @@ class Sandbox:
         self.concurrency = max(1, int(concurrency))
         self.transport = make_transport(transport)
         self.backend: Backend = backend or DockerBackend(
-            image_tag(image), self.transport, pool_size, max_jobs_per_container, client,
-            client_pool=max(16, 2 * self.concurrency + 4), retry=Retry(int(engine_retries), float(engine_backoff_s)),
-            runtime=Runtime.of(runtime, runtime_extra_pids))
+            image_tag(image),
+            self.transport,
+            pool_size,
+            max_jobs_per_container,
+            client,
+            client_pool=max(16, 2 * self.concurrency + 4),
+            retry=Retry(int(engine_retries), float(engine_backoff_s)),
+            runtime=Runtime.of(runtime, runtime_extra_pids),
+        )
         self.image = self.backend.image
         self._slots = threading.BoundedSemaphore(self.concurrency)
         self._batches = callable(getattr(self.backend, "execute_many", None))  # bounds its own in-flight jobs
         _OPEN.add(self)
 
     @classmethod
-    def from_config(cls, section: "SandboxSettings | Mapping[str, Any] | None" = None,
-                    **overrides: Any) -> "Sandbox":
+    def from_config(cls, section: "SandboxSettings | Mapping[str, Any] | None" = None, **overrides: Any) -> "Sandbox":
         """Build from the `sandbox:` settings (a SandboxSettings, or a mapping validated into
         one: image, pool_size, limits, ...); keyword overrides win."""
-        from sandbox.sandbox_settings import SandboxSettings  # pydantic, imported only when used
 
         settings = section if isinstance(section, SandboxSettings) else SandboxSettings.model_validate(section or {})
-        kwargs: dict[str, Any] = (settings.model_dump(exclude={"limits", "backend", "ray"})
-                                  | {"limits": replace(settings.limits)})
+        kwargs: dict[str, Any] = settings.model_dump(exclude={"limits", "backend", "ray"}) | {
+            "limits": replace(settings.limits)
+        }
         kwargs.update(overrides)
         if settings.backend == "ray" and "backend" not in overrides:
-            from sandbox.ray_backend import RayBackend  # Ray is optional: imported only when chosen
-
-            kwargs["backend"] = RayBackend(image_tag(kwargs["image"]), make_transport(kwargs["transport"]).name,
-                                           kwargs["pool_size"], kwargs["max_jobs_per_container"],
-                                           engine_retry=(kwargs["engine_retries"], kwargs["engine_backoff_s"]),
-                                           runtime=Runtime.of(kwargs["runtime"], kwargs["runtime_extra_pids"]),
-                                           **settings.ray.model_dump())
+            kwargs["backend"] = RayBackend(
+                image_tag(kwargs["image"]),
+                make_transport(kwargs["transport"]).name,
+                kwargs["pool_size"],
+                kwargs["max_jobs_per_container"],
+                engine_retry=(kwargs["engine_retries"], kwargs["engine_backoff_s"]),
+                runtime=Runtime.of(kwargs["runtime"], kwargs["runtime_extra_pids"]),
+                **settings.ray.model_dump(),
+            )
         return cls(**kwargs)
 
     # ------------------------------------------------- the local Docker backend's particulars
@@ -111,8 +131,14 @@ class Sandbox:
         return self.backend.orphans_removed  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ running
-    def run(self, program: str | bytes, tests: Sequence[TestCase | dict], kind: str = "stdio",
-            limits: Limits | None = None, project: Project | None = None) -> RunResult:
+    def run(
+        self,
+        program: str | bytes,
+        tests: Sequence[TestCase | dict],
+        kind: str = "stdio",
+        limits: Limits | None = None,
+        project: Project | None = None,
+    ) -> RunResult:
         """Run `program` against `tests`; never raises for a failing program."""
         job = prepare(program, list(tests), kind, limits or self.limits, project, self.canaries, self.outside_checks)
         if job.result is not None:
@@ -128,8 +154,18 @@ class Sandbox:
         if not jobs:
             return []
         if self._batches:
-            prepared = [prepare(j.program, list(j.tests), j.kind, j.limits or self.limits, j.project, self.canaries,
-                                self.outside_checks) for j in jobs]
+            prepared = [
+                prepare(
+                    j.program,
+                    list(j.tests),
+                    j.kind,
+                    j.limits or self.limits,
+                    j.project,
+                    self.canaries,
+                    self.outside_checks,
+                )
+                for j in jobs
+            ]
             todo = [p for p in prepared if p.result is None]
             done = iter(self.backend.execute_many(todo) if todo else [])  # type: ignore[attr-defined]
             return [p.result if p.result is not None else next(done) for p in prepared]

@@ -50,7 +50,7 @@ class Retry:
             except TRANSIENT:
                 if attempt + 1 >= max(1, self.attempts):
                     raise
-                time.sleep(self.backoff_s * (2 ** attempt))
+                time.sleep(self.backoff_s * (2**attempt))
         raise AssertionError("unreachable")
 
 
@@ -85,15 +85,23 @@ def connect(timeout: int = 120, max_pool_size: int = 16, retry: Retry = NO_RETRY
         retry.call(client.ping)
         return client
     except ENGINE_ERRORS as exc:
-        raise SandboxError(f"cannot reach the Docker engine at {host} ({short_reason(exc)}): start dockerd, "
-                           "or run `make test`, which starts it, and check DOCKER_HOST") from None
+        raise SandboxError(
+            f"cannot reach the Docker engine at {host} ({short_reason(exc)}): start dockerd, "
+            "or run `make test`, which starts it, and check DOCKER_HOST"
+        ) from None
 
 
 def short_reason(exc: BaseException) -> str:
     """A few words on why an engine call failed."""
     text = str(exc)
-    for known in ("Connection refused", "No such file or directory", "Permission denied", "timed out",
-                  "Name or service not known", "Connection reset"):
+    for known in (
+        "Connection refused",
+        "No such file or directory",
+        "Permission denied",
+        "timed out",
+        "Name or service not known",
+        "Connection reset",
+    ):
         if known.lower() in text.lower():
             return known.lower()
     return (text.strip().splitlines() or [type(exc).__name__])[0][:100]
@@ -192,28 +200,54 @@ def check_runtime(client: docker.DockerClient, runtime: Runtime, retry: Retry = 
         return
     known = engine_runtimes(client, retry)
     if runtime.name not in known:
-        raise SandboxError(f"the Docker engine has no runtime {runtime.name!r} (it has: {', '.join(known) or 'none'}); "
-                           "register it in /etc/docker/daemon.json and reload dockerd, as "
-                           "scripts/register-runsc.sh does for runsc (see README, sandbox.runtime)")
+        raise SandboxError(
+            f"the Docker engine has no runtime {runtime.name!r} (it has: {', '.join(known) or 'none'}); "
+            "register it in /etc/docker/daemon.json and reload dockerd, as "
+            "scripts/register-runsc.sh does for runsc (see README, sandbox.runtime)"
+        )
 
 
-def create_kwargs(client: docker.DockerClient, image: str, limits: Limits, command: list[str],
-                  owner: str, instance: str = "", runtime: Runtime = DEFAULT_RUNTIME) -> dict[str, Any]:
-    """Arguments for `client.api.create_container`: the hardening of DESIGN.md §4, under the
+def create_kwargs(
+    client: docker.DockerClient,
+    image: str,
+    limits: Limits,
+    command: list[str],
+    owner: str,
+    instance: str = "",
+    runtime: Runtime = DEFAULT_RUNTIME,
+) -> dict[str, Any]:
+    """Arguments for `client.api.create_container`: the hardening of docs/architecture.md, under the
     OCI runtime `runtime` (the engine's default, runc; or e.g. gVisor's runsc)."""
     memory = limits.memory_mb + 2 * limits.workdir_mb + HARNESS_OVERHEAD_MB
     tmpfs_opts = f"rw,nosuid,nodev,noexec,size={limits.workdir_mb}m,uid=10001,gid=10001"
     host_config = client.api.create_host_config(
-        auto_remove=True, read_only=True, network_mode="none", ipc_mode="none",
-        cap_drop=["ALL"], security_opt=["no-new-privileges"], privileged=False,
-        pids_limit=limits.pids + runtime.extra_pids, mem_limit=f"{memory}m", memswap_limit=f"{memory}m",
-        nano_cpus=int(limits.cpus * 1e9), tmpfs={"/work": tmpfs_opts, "/tmp": tmpfs_opts},
+        auto_remove=True,
+        read_only=True,
+        network_mode="none",
+        ipc_mode="none",
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        privileged=False,
+        pids_limit=limits.pids + runtime.extra_pids,
+        mem_limit=f"{memory}m",
+        memswap_limit=f"{memory}m",
+        nano_cpus=int(limits.cpus * 1e9),
+        tmpfs={"/work": tmpfs_opts, "/tmp": tmpfs_opts},
         ulimits=[Ulimit(name="nofile", soft=1024, hard=1024), Ulimit(name="core", soft=0, hard=0)],
-        log_config=LogConfig(type="none"), runtime=runtime.name,
+        log_config=LogConfig(type="none"),
+        runtime=runtime.name,
     )
-    return dict(image=image, command=command, user=SANDBOX_USER, working_dir="/work",
-                stdin_open=True, tty=False, network_disabled=True,  # detach=False -> StdinOnce
-                labels={LABEL: "1", OWNER_LABEL: owner, INSTANCE_LABEL: instance}, host_config=host_config)
+    return dict(
+        image=image,
+        command=command,
+        user=SANDBOX_USER,
+        working_dir="/work",
+        stdin_open=True,
+        tty=False,
+        network_disabled=True,  # detach=False -> StdinOnce
+        labels={LABEL: "1", OWNER_LABEL: owner, INSTANCE_LABEL: instance},
+        host_config=host_config,
+    )
 
 
 def harness_command(mode: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Static signals that a program reaches for the grader's internals (DESIGN.md §4).
+"""Static signals that a program reaches for the grader's internals (docs/method.md).
 
 `scan(program)` reads the program's source (never runs it) and names what it reaches for:
   frames             sys._getframe, f_back / f_locals / f_globals / f_code / tb_frame, co_consts
@@ -19,14 +19,35 @@ import ast
 import re
 
 FLAGS = ("frames", "gc", "inspect", "harness", "pytest_internals", "builtins_patch", "fd3")
-FRAME_ATTRS = {"f_back", "f_locals", "f_globals", "f_code", "f_builtins", "tb_frame", "tb_next", "co_consts",
-               "gi_frame", "cr_frame", "__closure__", "cell_contents", "_getframe", "_current_frames"}
+FRAME_ATTRS = {
+    "f_back",
+    "f_locals",
+    "f_globals",
+    "f_code",
+    "f_builtins",
+    "tb_frame",
+    "tb_next",
+    "co_consts",
+    "gi_frame",
+    "cr_frame",
+    "__closure__",
+    "cell_contents",
+    "_getframe",
+    "_current_frames",
+}
 FD_CALLS = {"write", "read", "fdopen", "dup", "dup2", "close", "fstat", "lseek", "sendfile", "open"}
-TEXT_SIGNS = (("harness", re.compile(r"/opt/cobalt|sandbox[./]harness|harness\.(child|main|proc|plain)")),
-              ("pytest_internals", re.compile(r"\b_pytest\b|pytest_runtest_|pytest_\w*report|junitxml|"
-                                              r"PYTEST_ADDOPTS|\bTestReport\b")),
-              ("fd3", re.compile(r"/proc/(self|\d+|\{[^}]*\})/fd|/dev/fd/")),
-              ("frames", re.compile(r"sys\._getframe|\bf_back\b|\bco_consts\b")))
+TEXT_SIGNS = (
+    ("harness", re.compile(r"/opt/cobalt|sandbox[./]harness|harness\.(child|main|proc|plain)")),
+    (
+        "pytest_internals",
+        re.compile(
+            r"\b_pytest\b|pytest_runtest_|pytest_\w*report|junitxml|"
+            r"PYTEST_ADDOPTS|\bTestReport\b"
+        ),
+    ),
+    ("fd3", re.compile(r"/proc/(self|\d+|\{[^}]*\})/fd|/dev/fd/")),
+    ("frames", re.compile(r"sys\._getframe|\bf_back\b|\bco_consts\b")),
+)
 BUILTIN_TYPES = {"int", "str", "float", "bool", "list", "dict", "tuple", "set", "object", "bytes", "complex"}
 
 
@@ -81,8 +102,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FRAME_ATTRS:
             self.found.add("frames")
-        if isinstance(node.ctx, ast.Store) and (_names_builtins(node.value) or (
-                isinstance(node.value, ast.Name) and node.value.id in BUILTIN_TYPES)):
+        if isinstance(node.ctx, ast.Store) and (
+            _names_builtins(node.value) or (isinstance(node.value, ast.Name) and node.value.id in BUILTIN_TYPES)
+        ):
             self.found.add("builtins_patch")
         self.generic_visit(node)
 
@@ -96,8 +118,11 @@ def _names_builtins(node: ast.AST) -> bool:
     if isinstance(node, ast.Name):
         return node.id in ("builtins", "__builtins__")
     if isinstance(node, ast.Attribute):
-        return node.attr in ("builtins", "__builtins__", "__dict__") and _names_builtins(node.value) or \
-            node.attr == "__builtins__"
+        return (
+            node.attr in ("builtins", "__builtins__", "__dict__")
+            and _names_builtins(node.value)
+            or node.attr == "__builtins__"
+        )
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars":
         return bool(node.args) and _names_builtins(node.args[0])
     return False

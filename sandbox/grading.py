@@ -1,4 +1,4 @@
-"""The host's verdict on a job's harness lines (DESIGN.md §4): value tests judged here,
+"""The host's verdict on a job's harness lines (docs/method.md): value tests judged here,
 canaries taken out and checked, a forged run turned into `tampered`.
 
 `grade(job, lines, done)` gets the harness' per-test lines in payload order (real tests and
@@ -23,15 +23,32 @@ NO_VALUE = "the returned value cannot be compared: no value came back"
 
 def error_tests(tests: list[TestCase], kind: str, detail: str, stderr: str = "") -> list[TestResult]:
     cases = tests or [TestCase(name="program")]
-    return [TestResult(status="error", stderr=stderr, detail=detail, input=t.input, code=t.code, name=t.name,
-                       expected=t.output if kind == "stdio" else None) for t in cases]
+    return [
+        TestResult(
+            status="error",
+            stderr=stderr,
+            detail=detail,
+            input=t.input,
+            code=t.code,
+            name=t.name,
+            expected=t.output if kind == "stdio" else None,
+        )
+        for t in cases
+    ]
 
 
 def _test_result(job: "Prepared", case: TestCase, obj: dict) -> TestResult:
-    result = TestResult(status=obj["status"], stdout=obj.get("stdout") or "", stderr=obj.get("stderr") or "",
-                        duration_s=float(obj.get("duration_s") or 0.0), input=case.input, code=case.code,
-                        name=obj.get("name") or case.name, exit_code=obj.get("exit_code"),
-                        detail=obj.get("detail") or None)
+    result = TestResult(
+        status=obj["status"],
+        stdout=obj.get("stdout") or "",
+        stderr=obj.get("stderr") or "",
+        duration_s=float(obj.get("duration_s") or 0.0),
+        input=case.input,
+        code=case.code,
+        name=obj.get("name") or case.name,
+        exit_code=obj.get("exit_code"),
+        detail=obj.get("detail") or None,
+    )
     if job.kind == "stdio":
         result.expected, result.actual = case.output, result.stdout
     else:
@@ -66,8 +83,12 @@ def grade(job: "Prepared", lines: list[dict], done: bool) -> tuple[list[TestResu
         obj = lines[position] if position < len(lines) else None
         if obj is None:
             if slot >= 0:
-                detail = ("not run: the sandbox harness stopped early" if stopped else "the sandbox harness was "
-                          "killed or stopped while this test ran (did the program signal its parent process?)")
+                detail = (
+                    "not run: the sandbox harness stopped early"
+                    if stopped
+                    else "the sandbox harness was "
+                    "killed or stopped while this test ran (did the program signal its parent process?)"
+                )
                 tests[slot] = error_tests([job.tests[slot]], job.kind, detail)[0]
                 stopped = True
             continue
@@ -91,8 +112,12 @@ def _grade_pytest(job: "Prepared", lines: list[dict], done: bool) -> tuple[list[
             continue
         tests.append(_test_result(job, TestCase(name=obj.get("name")), obj))
     if not done:
-        dead = error_tests([TestCase(name="program")], job.kind, "the sandbox harness was killed or stopped while "
-                           "this test ran (did the program signal its parent process?)")
+        dead = error_tests(
+            [TestCase(name="program")],
+            job.kind,
+            "the sandbox harness was killed or stopped while "
+            "this test ran (did the program signal its parent process?)",
+        )
         tests += dead
     missing = canary is not None and not seen and any(t.status != "error" for t in tests)
     return _mark(tests, tampered), tampered, ["canary_missing"] if missing else []

@@ -1,4 +1,4 @@
-"""Build the sandbox image `cobalt-sandbox:<version>` (DESIGN.md §4), online or offline.
+"""Build the sandbox image `cobalt-sandbox:<version>` (docs/architecture.md), online or offline.
 
 Two layers. A base image with Python 3, pytest and a non-root user (uid 10001): from
 `python:3.11-slim` where a registry answers, otherwise fully offline from a Debian root made
@@ -32,15 +32,27 @@ HERE = Path(__file__).resolve().parent
 HARNESS_DIR = HERE / "harness"  # shipped whole: every .py file of the package
 DEFAULT_NAME = "cobalt-sandbox"
 SANDBOX_USER = "10001:10001"
-HARNESS_CMD = ["python3", "-I", "-c", "import sys; sys.path.insert(0, '/opt/cobalt'); "
-               "from sandbox.harness.main import main; main(sys.argv[1:])"]
+HARNESS_CMD = [
+    "python3",
+    "-I",
+    "-c",
+    "import sys; sys.path.insert(0, '/opt/cobalt'); from sandbox.harness.main import main; main(sys.argv[1:])",
+]
 ONLINE_BASE, ONLINE_BASE_TAG = "python:3.11-slim", "cobalt-sandbox-base:python3.11-slim"
 OFFLINE_BASE_TAG, SUITE = "cobalt-sandbox-base:bookworm", "bookworm"
 LOCK_PATH = os.path.join(tempfile.gettempdir(), "cobalt-sandbox-build.lock")
-USER_LINES = {"etc/passwd": "sandbox:x:10001:10001:cobalt sandbox:/tmp:/usr/sbin/nologin\n",
-              "etc/group": "sandbox:x:10001:\n"}
-TRIM = ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man",
-        "usr/share/info", "usr/share/locale")
+USER_LINES = {
+    "etc/passwd": "sandbox:x:10001:10001:cobalt sandbox:/tmp:/usr/sbin/nologin\n",
+    "etc/group": "sandbox:x:10001:\n",
+}
+TRIM = (
+    "var/cache/apt/archives",
+    "var/lib/apt/lists",
+    "usr/share/doc",
+    "usr/share/man",
+    "usr/share/info",
+    "usr/share/locale",
+)
 
 ONLINE_DOCKERFILE = f"""FROM {ONLINE_BASE}
 RUN pip install --no-cache-dir pytest \\
@@ -59,8 +71,10 @@ LABEL cobalt.sandbox.version={version}
 
 def harness_files() -> dict[str, bytes]:
     """The top layer's files: the whole harness package, by path inside the build context."""
-    files = {f"sandbox/harness/{path.relative_to(HARNESS_DIR).as_posix()}": path.read_bytes()
-             for path in sorted(HARNESS_DIR.rglob("*.py"))}
+    files = {
+        f"sandbox/harness/{path.relative_to(HARNESS_DIR).as_posix()}": path.read_bytes()
+        for path in sorted(HARNESS_DIR.rglob("*.py"))
+    }
     files["sandbox/__init__.py"] = b'"""Cobalt sandbox harness, as shipped into the image."""\n'
     return files
 
@@ -92,8 +106,13 @@ def require_image(client: docker.DockerClient, tag: str) -> None:
         raise SandboxError(f"the sandbox image {tag} is missing: run `cobalt sandbox build`")
 
 
-def build_image(client: docker.DockerClient, name: str | None = None, force: bool = False,
-                offline: bool | None = None, progress: Progress = print) -> str:
+def build_image(
+    client: docker.DockerClient,
+    name: str | None = None,
+    force: bool = False,
+    offline: bool | None = None,
+    progress: Progress = print,
+) -> str:
     """Make sure `image_tag(name)` exists, building what is missing; returns the tag."""
     tag = image_tag(name)
     if not force and image_exists(client, tag):
@@ -107,8 +126,9 @@ def build_image(client: docker.DockerClient, name: str | None = None, force: boo
         start = time.monotonic()
         base = _base(client, offline, progress)
         progress(f"building {tag} on {base} (harness layer)")
-        _docker_build(client, FINAL_DOCKERFILE.format(base=base, version=image_version()), harness_files(),
-                      tag, progress)
+        _docker_build(
+            client, FINAL_DOCKERFILE.format(base=base, version=image_version()), harness_files(), tag, progress
+        )
         progress(f"built {tag} in {time.monotonic() - start:.0f} s")
     return tag
 
@@ -130,8 +150,9 @@ def _base(client: docker.DockerClient, offline: bool | None, progress: Progress)
     return OFFLINE_BASE_TAG
 
 
-def _docker_build(client: docker.DockerClient, dockerfile: str, files: dict[str, bytes], tag: str,
-                  progress: Progress) -> None:
+def _docker_build(
+    client: docker.DockerClient, dockerfile: str, files: dict[str, bytes], tag: str, progress: Progress
+) -> None:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for path, data in {"Dockerfile": dockerfile.encode(), **files}.items():
@@ -139,8 +160,7 @@ def _docker_build(client: docker.DockerClient, dockerfile: str, files: dict[str,
             info.size, info.mode, info.mtime = len(data), 0o644, 0
             tar.addfile(info, io.BytesIO(data))
     buf.seek(0)
-    stream = client.api.build(fileobj=buf, custom_context=True, tag=tag, rm=True, forcerm=True,
-                              pull=False, decode=True)
+    stream = client.api.build(fileobj=buf, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False, decode=True)
     for chunk in stream:
         if "error" in chunk:
             raise SandboxError(f"docker build of {tag} failed: {_first_line(chunk['error'])}")
@@ -151,18 +171,22 @@ def _docker_build(client: docker.DockerClient, dockerfile: str, files: dict[str,
 
 def _build_offline_base(client: docker.DockerClient, progress: Progress) -> None:
     if os.geteuid() != 0:
-        raise SandboxError("building the sandbox image offline needs root for debootstrap: "
-                           "run `sudo cobalt sandbox build` once")
+        raise SandboxError(
+            "building the sandbox image offline needs root for debootstrap: run `sudo cobalt sandbox build` once"
+        )
     if not shutil.which("debootstrap"):
-        raise SandboxError("no registry answered and debootstrap is missing: install it "
-                           "(`apt-get install debootstrap`) and run `cobalt sandbox build` again")
+        raise SandboxError(
+            "no registry answered and debootstrap is missing: install it "
+            "(`apt-get install debootstrap`) and run `cobalt sandbox build` again"
+        )
     mirror = os.environ.get("COBALT_DEBIAN_MIRROR", "http://deb.debian.org/debian")
     work = Path(tempfile.mkdtemp(prefix="cobalt-rootfs-", dir="/var/tmp"))
     root = work / "root"
     try:
         progress(f"debootstrap {SUITE} from {mirror} (takes a few minutes)")
-        _stream(["debootstrap", "--variant=minbase", "--include=python3,python3-pytest", SUITE,
-                 str(root), mirror], progress)
+        _stream(
+            ["debootstrap", "--variant=minbase", "--include=python3,python3-pytest", SUITE, str(root), mirror], progress
+        )
         for rel, line in USER_LINES.items():
             with open(root / rel, "a") as fh:
                 fh.write(line)
@@ -174,8 +198,9 @@ def _build_offline_base(client: docker.DockerClient, progress: Progress) -> None
         subprocess.run(["tar", "--numeric-owner", "-C", str(root), "-cf", str(tar_path), "."], check=True)
         progress(f"importing it as {OFFLINE_BASE_TAG}")
         repo, tag = OFFLINE_BASE_TAG.split(":")
-        client.api.import_image_from_file(str(tar_path), repository=repo, tag=tag,
-                                          changes=["ENV LANG=C.UTF-8", 'CMD ["python3"]'])
+        client.api.import_image_from_file(
+            str(tar_path), repository=repo, tag=tag, changes=["ENV LANG=C.UTF-8", 'CMD ["python3"]']
+        )
     except subprocess.CalledProcessError as exc:
         raise SandboxError(f"building the offline base image failed: {exc}") from None
     finally:

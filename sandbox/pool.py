@@ -19,8 +19,16 @@ import weakref
 import docker
 
 from sandbox.api import Limits, SandboxError
-from sandbox.engine import (DEFAULT_RUNTIME, ENGINE_ERRORS, NO_RETRY, Retry, Runtime, create_kwargs, harness_command,
-                            remove)
+from sandbox.engine import (
+    DEFAULT_RUNTIME,
+    ENGINE_ERRORS,
+    NO_RETRY,
+    Retry,
+    Runtime,
+    create_kwargs,
+    harness_command,
+    remove,
+)
 from sandbox.protocol import close_hijacked, exchange
 from sandbox.transport import Transport
 
@@ -54,8 +62,16 @@ def _forget_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
-def start_warm(client: docker.DockerClient, image: str, limits: Limits, owner: str, instance: str,
-               transport: Transport, retry: Retry = NO_RETRY, runtime: Runtime = DEFAULT_RUNTIME) -> Warm:
+def start_warm(
+    client: docker.DockerClient,
+    image: str,
+    limits: Limits,
+    owner: str,
+    instance: str,
+    transport: Transport,
+    retry: Retry = NO_RETRY,
+    runtime: Runtime = DEFAULT_RUNTIME,
+) -> Warm:
     kwargs = create_kwargs(client, image, limits, transport.init_command(), owner, instance, runtime)
     cid = retry.call(client.api.create_container, **kwargs)["Id"]
     try:
@@ -72,9 +88,17 @@ def run_job(client: docker.DockerClient, warm: Warm, payload: bytes, timeout_s: 
     return warm.transport.run_job(client, warm.id, warm.sock, payload, timeout_s)
 
 
-def run_once(client: docker.DockerClient, image: str, limits: Limits, owner: str, payload: bytes,
-             timeout_s: float, instance: str = "", retry: Retry = NO_RETRY,
-             runtime: Runtime = DEFAULT_RUNTIME) -> tuple[bytes, bytes, bool]:
+def run_once(
+    client: docker.DockerClient,
+    image: str,
+    limits: Limits,
+    owner: str,
+    payload: bytes,
+    timeout_s: float,
+    instance: str = "",
+    retry: Retry = NO_RETRY,
+    runtime: Runtime = DEFAULT_RUNTIME,
+) -> tuple[bytes, bytes, bool]:
     """`docker run --rm -i` of the harness for one job, through the API (no CLI start-up)."""
     kwargs = create_kwargs(client, image, limits, harness_command("run"), owner, instance, runtime)
     cid = retry.call(client.api.create_container, **kwargs)["Id"]
@@ -101,9 +125,19 @@ class Pool:
     """Up to `size` warm containers of one spec (under the OCI runtime `runtime`: the engine's
     default unless given); one job per container at a time."""
 
-    def __init__(self, client: docker.DockerClient, image: str, limits: Limits, size: int,
-                 max_jobs: int, owner: str, instance: str, transport: Transport, retry: Retry = NO_RETRY,
-                 runtime: Runtime = DEFAULT_RUNTIME) -> None:
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        image: str,
+        limits: Limits,
+        size: int,
+        max_jobs: int,
+        owner: str,
+        instance: str,
+        transport: Transport,
+        retry: Retry = NO_RETRY,
+        runtime: Runtime = DEFAULT_RUNTIME,
+    ) -> None:
         self.client, self.image, self.limits, self.owner = client, image, limits, owner
         self.instance, self.transport, self.retry, self.runtime = instance, transport, retry, runtime
         self.size, self.max_jobs = max(1, size), max(1, max_jobs)
@@ -126,8 +160,16 @@ class Pool:
                     break
                 self._cond.wait()
         try:
-            warm = start_warm(self.client, self.image, self.limits, self.owner, self.instance, self.transport,
-                              self.retry, self.runtime)
+            warm = start_warm(
+                self.client,
+                self.image,
+                self.limits,
+                self.owner,
+                self.instance,
+                self.transport,
+                self.retry,
+                self.runtime,
+            )
         finally:
             with self._cond:
                 self._starting -= 1

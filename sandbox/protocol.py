@@ -19,12 +19,12 @@ import io
 import json
 import marshal
 import os
+import secrets
 import socket
 import struct
 import tarfile
 import threading
 import time
-import secrets
 from dataclasses import dataclass, field
 
 from sandbox.api import KINDS, Limits, Project, RunResult, SandboxError, TestCase
@@ -59,8 +59,15 @@ def frame(obj: dict) -> bytes:
     return struct.pack(">I", len(data)) + data
 
 
-def prepare(program: str | bytes, tests: list, kind: str, limits: Limits, project: Project | None,
-            canaries: bool = True, outside: bool = True) -> Prepared:
+def prepare(
+    program: str | bytes,
+    tests: list,
+    kind: str,
+    limits: Limits,
+    project: Project | None,
+    canaries: bool = True,
+    outside: bool = True,
+) -> Prepared:
     """Validate a job and build its payload. Caller mistakes raise ValueError; a program
     that is not UTF-8 text becomes an `error` result, not an exception. `canaries`: add a
     hidden canary test; `outside`: judge value-shaped function tests here."""
@@ -76,8 +83,12 @@ def prepare(program: str | bytes, tests: list, kind: str, limits: Limits, projec
     if text is None:
         detail = "the program is not valid UTF-8 text"
         return Prepared(kind, cases, limits, b"", 0, RunResult(error_tests(cases, kind, detail), compile_error=detail))
-    run_limits = {"timeout_s": float(limits.timeout_s), "memory_mb": int(limits.memory_mb),
-                  "output_bytes": int(limits.output_bytes), "workdir_mb": int(limits.workdir_mb)}
+    run_limits = {
+        "timeout_s": float(limits.timeout_s),
+        "memory_mb": int(limits.memory_mb),
+        "output_bytes": int(limits.output_bytes),
+        "workdir_mb": int(limits.workdir_mb),
+    }
     header = {"kind": kind, "program": text, "limits": run_limits, "n": len(cases)}
     job = Prepared(kind, cases, limits, b"", 0.0, flags=scan(text))
     if kind == "pytest":
@@ -86,8 +97,12 @@ def prepare(program: str | bytes, tests: list, kind: str, limits: Limits, projec
         run_limits["timeout_s"] *= max(1, len(cases))
         job.pytest_canary = pytest_canary(project.project_dir) if canaries else None
         extra = {job.pytest_canary.path: job.pytest_canary.source} if job.pytest_canary else {}
-        header.update(project=_pack_project(project.project_dir, limits.workdir_mb, extra),
-                      target_file=project.target_file, test_command=project.test_command, n=0)
+        header.update(
+            project=_pack_project(project.project_dir, limits.workdir_mb, extra),
+            target_file=project.target_file,
+            test_command=project.test_command,
+            n=0,
+        )
         job.payload = frame(header)
     else:
         tests_payload = _test_frames(job, canaries, outside)
@@ -156,8 +171,10 @@ def _pack_project(project_dir: str, workdir_mb: int, extra: dict[str, str] | Non
             info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
             tar.addfile(info, io.BytesIO(data))
     if buf.tell() > (workdir_mb << 20) // 2:
-        raise SandboxError(f"project {project_dir} is {buf.tell() >> 20} MB packed, too big for the "
-                           f"{workdir_mb} MB work dir: raise sandbox.limits.workdir_mb or remove large files")
+        raise SandboxError(
+            f"project {project_dir} is {buf.tell() >> 20} MB packed, too big for the "
+            f"{workdir_mb} MB work dir: raise sandbox.limits.workdir_mb or remove large files"
+        )
     return buf.getvalue()
 
 
@@ -171,10 +188,10 @@ class Demux:
     def feed(self, data: bytes) -> None:
         buf, pos = self.pending + data, 0
         while pos + 8 <= len(buf):
-            kind, size = buf[pos], struct.unpack(">I", buf[pos + 4:pos + 8])[0]
+            kind, size = buf[pos], struct.unpack(">I", buf[pos + 4 : pos + 8])[0]
             if pos + 8 + size > len(buf):
                 break
-            self.streams.setdefault(kind, bytearray()).extend(buf[pos + 8:pos + 8 + size])
+            self.streams.setdefault(kind, bytearray()).extend(buf[pos + 8 : pos + 8 + size])
             pos += 8 + size
         self.pending = buf[pos:]
 
@@ -267,12 +284,14 @@ def assemble(job: Prepared, out: bytes, err: bytes) -> Outcome:
         return Outcome(RunResult(), True, fatal or _harness_error(err), False)
     if compile_error is not None:
         detail = "the program is not valid Python"
-        result = RunResult(error_tests(job.tests, job.kind, detail, compile_error), compile_error=compile_error,
-                           flags=list(job.flags))
+        result = RunResult(
+            error_tests(job.tests, job.kind, detail, compile_error), compile_error=compile_error, flags=list(job.flags)
+        )
         return Outcome(result, False)
     tests, tampered, extra = grade(job, lines, done)
-    recycle = not done or any(o["status"] in RECYCLE_STATUSES or (o.get("exit_code") or 0) < 0
-                              or o.get("clean") is False for o in lines)
+    recycle = not done or any(
+        o["status"] in RECYCLE_STATUSES or (o.get("exit_code") or 0) < 0 or o.get("clean") is False for o in lines
+    )
     result = RunResult(tests, tampered=tampered, flags=job.flags + extra)
     return Outcome(result, recycle, None, done, killed)
 

@@ -23,38 +23,51 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox.api import Limits, RunResult, SandboxError
+from sandbox.backend import DockerBackend
+from sandbox.engine import Retry
 from sandbox.protocol import Prepared, error_tests
+from sandbox.transport import make_transport
 
 
 def _ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise SandboxError("sandbox.backend is ray but Ray is not installed: run pip install 'cobalt[cluster]'") from None
+        raise SandboxError(
+            "sandbox.backend is ray but Ray is not installed: run pip install 'cobalt[cluster]'"
+        ) from None
     return ray
 
 
 def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
     """Exceptions meaning the worker or its node is gone, not that the program failed."""
     ex = ray.exceptions
-    return (ex.RayActorError, ex.WorkerCrashedError, ex.NodeDiedError, ex.ObjectLostError,
-            ex.LocalRayletDiedError)
+    return (ex.RayActorError, ex.WorkerCrashedError, ex.NodeDiedError, ex.ObjectLostError, ex.LocalRayletDiedError)
 
 
 class SandboxWorker:
     """The actor on one node: a warm Docker pool on that node's engine."""
 
-    def __init__(self, image: str, transport: str, pool_size: int, max_jobs: int,
-                 engine_retry: tuple[int, float] = (4, 0.5), runtime: Any = None) -> None:
+    def __init__(
+        self,
+        image: str,
+        transport: str,
+        pool_size: int,
+        max_jobs: int,
+        engine_retry: tuple[int, float] = (4, 0.5),
+        runtime: Any = None,
+    ) -> None:
         import ray
 
-        from sandbox.backend import DockerBackend
-        from sandbox.engine import Retry
-        from sandbox.transport import make_transport
-
-        self.backend = DockerBackend(image, make_transport(transport), pool_size, max_jobs,
-                                     client_pool=max(16, 2 * pool_size + 4), retry=Retry(*engine_retry),
-                                     runtime=runtime)
+        self.backend = DockerBackend(
+            image,
+            make_transport(transport),
+            pool_size,
+            max_jobs,
+            client_pool=max(16, 2 * pool_size + 4),
+            retry=Retry(*engine_retry),
+            runtime=runtime,
+        )
         self.node_id = ray.get_runtime_context().get_node_id()
 
     def identity(self) -> tuple[str, int]:
@@ -83,10 +96,20 @@ class _Worker:
 class RayBackend:
     """Submits prepared jobs to one `SandboxWorker` per Ray node; same results as DockerBackend."""
 
-    def __init__(self, image: str, transport: Any = "attach", pool_size: int = 4, max_jobs: int = 200,
-                 address: str = "auto", resource: str = "", in_flight: int = 0, retries: int = 3,
-                 namespace: str = "cobalt-sandbox", engine_retry: tuple[int, float] = (4, 0.5),
-                 runtime: Any = None) -> None:
+    def __init__(
+        self,
+        image: str,
+        transport: Any = "attach",
+        pool_size: int = 4,
+        max_jobs: int = 200,
+        address: str = "auto",
+        resource: str = "",
+        in_flight: int = 0,
+        retries: int = 3,
+        namespace: str = "cobalt-sandbox",
+        engine_retry: tuple[int, float] = (4, 0.5),
+        runtime: Any = None,
+    ) -> None:
         self.ray = _ray()
         self.image, self.transport = image, str(transport)
         self.pool_size, self.max_jobs = max(1, int(pool_size)), max(1, int(max_jobs))
@@ -103,18 +126,25 @@ class RayBackend:
         self._owns_ray = not self.ray.is_initialized()
         if self._owns_ray:
             try:  # "local": a private one-node Ray on this machine, for the lifetime of this backend
-                self.ray.init(address=None if address == "local" else (address or "auto"), namespace=namespace,
-                              log_to_driver=False)
+                self.ray.init(
+                    address=None if address == "local" else (address or "auto"),
+                    namespace=namespace,
+                    log_to_driver=False,
+                )
             except (ConnectionError, RuntimeError) as exc:
-                raise SandboxError(f"cannot join the Ray cluster at {address or 'auto'} ({str(exc).splitlines()[0]}): "
-                                   "run `ray start --head` on one host and `ray start --address HEAD:PORT` on "
-                                   "the others, or set sandbox.ray.address") from None
+                raise SandboxError(
+                    f"cannot join the Ray cluster at {address or 'auto'} ({str(exc).splitlines()[0]}): "
+                    "run `ray start --head` on one host and `ray start --address HEAD:PORT` on "
+                    "the others, or set sandbox.ray.address"
+                ) from None
         try:
             self._start_workers()
             if not self._workers:
                 hint = f" advertising resource {resource!r}" if resource else ""
-                raise SandboxError(f"the Ray cluster has no live node{hint} to host a sandbox worker: "
-                                   "start one with `ray start --address HEAD:PORT`")
+                raise SandboxError(
+                    f"the Ray cluster has no live node{hint} to host a sandbox worker: "
+                    "start one with `ray start --address HEAD:PORT`"
+                )
         except BaseException:
             if self._owns_ray:
                 self.ray.shutdown()
@@ -122,8 +152,11 @@ class RayBackend:
 
     # ------------------------------------------------------------------ workers
     def _nodes(self) -> list[str]:
-        return [n["NodeID"] for n in self.ray.nodes()
-                if n.get("Alive") and (not self.resource or n.get("Resources", {}).get(self.resource, 0) > 0)]
+        return [
+            n["NodeID"]
+            for n in self.ray.nodes()
+            if n.get("Alive") and (not self.resource or n.get("Resources", {}).get(self.resource, 0) > 0)
+        ]
 
     def _start_workers(self) -> None:
         """One worker on each live node that has none; raises if a worker cannot start."""
@@ -135,12 +168,16 @@ class RayBackend:
             if node_id in self._workers:
                 continue
             options: dict[str, Any] = dict(
-                num_cpus=0, max_restarts=0, max_concurrency=self.per_worker + 2,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False))
+                num_cpus=0,
+                max_restarts=0,
+                max_concurrency=self.per_worker + 2,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+            )
             if self.resource:
                 options["resources"] = {self.resource: 0.001}
-            handle = actor_cls.options(**options).remote(self.image, self.transport, self.pool_size, self.max_jobs,
-                                                         self.engine_retry, self.runtime)
+            handle = actor_cls.options(**options).remote(
+                self.image, self.transport, self.pool_size, self.max_jobs, self.engine_retry, self.runtime
+            )
             started[node_id] = handle
         for node_id, handle in started.items():
             try:
@@ -151,8 +188,10 @@ class RayBackend:
                     own = _sandbox_error(exc)  # e.g. that node's engine lacks sandbox.runtime: its one sentence
                     if own:
                         raise SandboxError(own) from None
-                    raise SandboxError(f"the sandbox worker on Ray node {node_id[:12]} could not start "
-                                       f"({_reason(exc)}): check Docker and the sandbox image on that host") from None
+                    raise SandboxError(
+                        f"the sandbox worker on Ray node {node_id[:12]} could not start "
+                        f"({_reason(exc)}): check Docker and the sandbox image on that host"
+                    ) from None
                 continue
             self._workers[node_id] = _Worker(node_id, handle, pid)
 
@@ -172,8 +211,10 @@ class RayBackend:
                     self._start_workers()
                     live = [w for w in self._workers.values() if w.alive]
                     if not live:
-                        raise SandboxError("no Ray sandbox worker is alive: every node hosting one died; "
-                                           "restart them with `ray start --address HEAD:PORT`")
+                        raise SandboxError(
+                            "no Ray sandbox worker is alive: every node hosting one died; "
+                            "restart them with `ray start --address HEAD:PORT`"
+                        )
                 free = [w for w in live if w.busy < self.per_worker]
                 if free:
                     worker = min(free, key=lambda w: w.busy)
@@ -212,8 +253,14 @@ class RayBackend:
                 self._release(worker)
         return [r for r in results if r is not None]
 
-    def _drive(self, jobs: list[Prepared], results: list[RunResult | None], pending: deque[int],
-               losses: Counter[int], refs: dict[Any, tuple[int, _Worker]]) -> None:
+    def _drive(
+        self,
+        jobs: list[Prepared],
+        results: list[RunResult | None],
+        pending: deque[int],
+        losses: Counter[int],
+        refs: dict[Any, tuple[int, _Worker]],
+    ) -> None:
         while pending or refs:
             while pending:
                 worker = self._acquire(block=not refs)
@@ -230,9 +277,10 @@ class RayBackend:
                     self._release(worker, dead=True)
                     losses[i] += 1
                     if losses[i] > self.retries:
-                        results[i] = RunResult(error_tests(jobs[i].tests, jobs[i].kind, "sandbox fault; not the program's"),
-                                               sandbox_error=f"the Ray sandbox worker was lost {losses[i]} times "
-                                                             f"({_reason(exc)})")
+                        results[i] = RunResult(
+                            error_tests(jobs[i].tests, jobs[i].kind, "sandbox fault; not the program's"),
+                            sandbox_error=f"the Ray sandbox worker was lost {losses[i]} times ({_reason(exc)})",
+                        )
                     else:
                         self.resubmitted += 1
                         pending.appendleft(i)

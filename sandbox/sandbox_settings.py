@@ -19,9 +19,12 @@ class RaySettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
-    address: str = Field("auto", description="The cluster to join (auto: the one `ray start` runs on this host; "
-                                             "local: a private one-node Ray started by this process).")
-    resource: str = Field("", description="Only nodes advertising this custom resource host a worker (\"\": all).")
+    address: str = Field(
+        "auto",
+        description="The cluster to join (auto: the one `ray start` runs on this host; "
+        "local: a private one-node Ray started by this process).",
+    )
+    resource: str = Field("", description='Only nodes advertising this custom resource host a worker ("": all).')
     in_flight: int = Field(0, ge=0, description="Jobs outstanding per worker (0: 2 x pool_size).")
     retries: int = Field(3, ge=0, description="Resubmissions of a job whose worker or node died.")
 
@@ -31,29 +34,49 @@ class SandboxSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
-    backend: Literal["docker", "ray"] = Field("docker", description="docker: a warm pool on this machine's engine; "
-                                                                    "ray: one such pool per node of a Ray cluster.")
+    backend: Literal["docker", "ray"] = Field(
+        "docker",
+        description="docker: a warm pool on this machine's engine; ray: one such pool per node of a Ray cluster.",
+    )
     ray: RaySettings = Field(default_factory=RaySettings, description="The Ray backend's cluster and back-pressure.")
 
-    image: str | None = Field("cobalt-sandbox", description="The sandbox image name (tagged with the harness "
-                                                            "version unless it has a tag of its own).")
+    image: str | None = Field(
+        "cobalt-sandbox",
+        description="The sandbox image name (tagged with the harness version unless it has a tag of its own).",
+    )
     pool_size: int = Field(4, ge=1, description="Warm containers kept in the pool.")
     max_jobs_per_container: int = Field(200, ge=1, description="Jobs one container runs before it is replaced.")
     concurrency: int = Field(4, ge=1, description="Jobs run at once.")
-    transport: str = Field("attach", description="How a job reaches its container: `attach` (the warm fork "
-                                                 "server behind PID 1) or `exec` (one `docker exec` per job).")
-    canaries: bool = Field(True, description="A hidden tamper canary in every job: a test no honest program "
-                                             "can pass; if it passes, the run is `tampered` (pass rate 0).")
-    outside_checks: bool = Field(True, description="Judge `assert CALL == EXPECTED`-shaped function tests "
-                                                   "outside the program's process (the expected value never "
-                                                   "enters it).")
-    runtime: str | None = Field(None, description="The containers' OCI runtime: null for the engine's default "
-                                                  "(runc), runsc for gVisor (a user-space kernel between the "
-                                                  "program and the host; registered by scripts/register-runsc.sh).")
-    runtime_extra_pids: dict[str, int] = Field(default_factory=lambda: {"runsc": 192},
-                                               description="Host pids a runtime needs on top of limits.pids (gVisor's "
-                                                           "own threads count in the container's pids cgroup).")
+    transport: str = Field(
+        "attach",
+        description="How a job reaches its container: `attach` (the warm fork "
+        "server behind PID 1) or `exec` (one `docker exec` per job).",
+    )
+    canaries: bool = Field(
+        True,
+        description="A hidden tamper canary in every job: a test no honest program "
+        "can pass; if it passes, the run is `tampered` (pass rate 0).",
+    )
+    outside_checks: bool = Field(
+        True,
+        description="Judge `assert CALL == EXPECTED`-shaped function tests "
+        "outside the program's process (the expected value never "
+        "enters it).",
+    )
+    runtime: str | None = Field(
+        None,
+        description="The containers' OCI runtime: null for the engine's default "
+        "(runc), runsc for gVisor (a user-space kernel between the "
+        "program and the host; registered by scripts/register-runsc.sh).",
+    )
+    runtime_extra_pids: dict[str, int] = Field(
+        default_factory=lambda: {"runsc": 192},
+        description="Host pids a runtime needs on top of limits.pids (gVisor's "
+        "own threads count in the container's pids cgroup).",
+    )
     engine_retries: int = Field(4, ge=1, description="Attempts in all for a Docker call that times out under load.")
     engine_backoff_s: float = Field(0.5, ge=0, description="First wait between those attempts (then doubled).")
-    limits: Limits = Field(default_factory=Limits, description="Per-run resource limits (timeout_s per test, "
-                                                               "memory_mb, pids, cpus, output_bytes, workdir_mb).")
+    limits: Limits = Field(
+        default_factory=Limits,
+        description="Per-run resource limits (timeout_s per test, memory_mb, pids, cpus, output_bytes, workdir_mb).",
+    )

@@ -29,8 +29,9 @@ class Transport(Protocol):
     def init_command(self) -> list[str]:
         """PID 1 of a pool container."""
 
-    def run_job(self, client: docker.DockerClient, container_id: str, sock: Any, payload: bytes,
-                timeout_s: float) -> tuple[bytes, bytes, bool]:
+    def run_job(
+        self, client: docker.DockerClient, container_id: str, sock: Any, payload: bytes, timeout_s: float
+    ) -> tuple[bytes, bytes, bool]:
         """Run one job in the container whose attach socket is `sock`: (stdout, stderr, finished)."""
 
 
@@ -50,8 +51,9 @@ class AttachTransport(_Named):
     def init_command(self) -> list[str]:
         return harness_command("serve")
 
-    def run_job(self, client: docker.DockerClient, container_id: str, sock: Any, payload: bytes,
-                timeout_s: float) -> tuple[bytes, bytes, bool]:
+    def run_job(
+        self, client: docker.DockerClient, container_id: str, sock: Any, payload: bytes, timeout_s: float
+    ) -> tuple[bytes, bytes, bool]:
         return exchange(sock, payload, timeout_s, half_close=False)
 
 
@@ -64,10 +66,12 @@ class ExecTransport(_Named):
     def init_command(self) -> list[str]:
         return harness_command("watchdog")
 
-    def run_job(self, client: docker.DockerClient, container_id: str, sock: Any, payload: bytes,
-                timeout_s: float) -> tuple[bytes, bytes, bool]:
-        exec_id = client.api.exec_create(container_id, harness_command("run"), stdin=True, stdout=True,
-                                         stderr=True)["Id"]
+    def run_job(
+        self, client: docker.DockerClient, container_id: str, sock: Any, payload: bytes, timeout_s: float
+    ) -> tuple[bytes, bytes, bool]:
+        exec_id = client.api.exec_create(container_id, harness_command("run"), stdin=True, stdout=True, stderr=True)[
+            "Id"
+        ]
         exec_sock = client.api.exec_start(exec_id, socket=True)
         try:
             return exchange(exec_sock, payload, timeout_s)

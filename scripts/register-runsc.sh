@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Register gVisor's runsc with Docker so that `sandbox.runtime: runsc` works (DESIGN.md §4).
+# Register gVisor's runsc with Docker so that `sandbox.runtime: runsc` works (docs/architecture.md).
 # Optional: never fails setup. As root only: installs Debian's `runsc` package if missing (and
 # apt-get exists), merges {"runtimes": {"runsc": ...}} into /etc/docker/daemon.json (every other
 # key kept; an existing "runsc" entry is left as it is), and reloads a running dockerd with

@@ -24,7 +24,9 @@ from pathlib import Path
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen-coder")
-    parser.add_argument("--profile", default="cpu-small", help="the configs/train.yaml profile whose lora: shape to use")
+    parser.add_argument(
+        "--profile", default="cpu-small", help="the configs/train.yaml profile whose lora: shape to use"
+    )
     parser.add_argument("--from", dest="source", type=Path, help="a trained adapter directory to register instead")
     args = parser.parse_args()
     if args.source is not None:
@@ -37,9 +39,9 @@ def main() -> None:
 
     from assistant.serving import models
     from assistant.settings_loader import load_settings
-    from trainer.training.grpo import lora_config
     from trainer.release.registry import Registry, merge_into_base
     from trainer.train_settings import load_train_settings
+    from trainer.training.grpo import lora_config
 
     settings = load_settings()
     train = load_train_settings(settings.train, args.profile)
@@ -50,8 +52,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp)
         registry = Registry.open(settings.paths)
-        item = registry.register(Path(tmp), {"base_model": args.model, "speed_stand_in": True,
-                                             "profile": train.profile})
+        item = registry.register(
+            Path(tmp), {"base_model": args.model, "speed_stand_in": True, "profile": train.profile}
+        )
     registry.promote(item.version, "speed stand-in (random weights)", merge=merge_into_base(settings))
     print(f"registered and promoted {item.name} of {args.model} ({train.profile} shape) in {settings.paths.data_dir}")
 
@@ -60,8 +63,8 @@ def promote_trained(source: Path) -> None:
     import json
 
     from assistant.settings_loader import load_settings
-    from trainer.training.grpo import ADAPTER_META
     from trainer.release.registry import Registry, merge_into_base
+    from trainer.training.grpo import ADAPTER_META
 
     meta_path = source / ADAPTER_META
     if not meta_path.is_file():

@@ -18,8 +18,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Tests move COBALT_HOME around; the model cache stays the one `make test` prepared.
-os.environ.setdefault("COBALT_CACHE", str(
-    Path(os.environ["COBALT_HOME"]) / "cache" if os.environ.get("COBALT_HOME") else Path.home() / ".cache" / "cobalt"))
+os.environ.setdefault(
+    "COBALT_CACHE",
+    str(
+        Path(os.environ["COBALT_HOME"]) / "cache"
+        if os.environ.get("COBALT_HOME")
+        else Path.home() / ".cache" / "cobalt"
+    ),
+)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -52,9 +58,12 @@ def test_config() -> Any:
     """The settings of the test session (a small server, short replies)."""
     from assistant.settings_loader import load_settings
 
-    return load_settings(overrides={
-        "server": dict(cpu_kvcache_space_gb=1, max_model_len=2048, max_lora_rank=16, max_loras=2),
-        "model": dict(timeout_s=120, retries=1, max_tokens=64)})
+    return load_settings(
+        overrides={
+            "server": dict(cpu_kvcache_space_gb=1, max_model_len=2048, max_lora_rank=16, max_loras=2),
+            "model": dict(timeout_s=120, retries=1, max_tokens=64),
+        }
+    )
 
 
 @pytest.fixture
@@ -86,8 +95,7 @@ class TinyServer:
 
 @pytest.fixture(scope="session")
 def tiny_server(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator[TinyServer]:
-    from assistant.serving import models
-    from assistant.serving import server
+    from assistant.serving import models, server
     from assistant.settings import PathsSettings
 
     if not models.is_prepared("tiny", test_config.paths):
@@ -121,8 +129,13 @@ def make_random_adapter(model_dir: Path, out: Path, rank: int = 8, seed: int = 0
 
     torch.manual_seed(seed)
     base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    config = LoraConfig(r=rank, lora_alpha=4 * rank, target_modules=["q_proj", "v_proj", "o_proj"],
-                        init_lora_weights=False, task_type="CAUSAL_LM")
+    config = LoraConfig(
+        r=rank,
+        lora_alpha=4 * rank,
+        target_modules=["q_proj", "v_proj", "o_proj"],
+        init_lora_weights=False,
+        task_type="CAUSAL_LM",
+    )
     peft_model = get_peft_model(base, config)
     with torch.no_grad():
         for name, param in peft_model.named_parameters():

@@ -17,14 +17,30 @@ import sys
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
-from assistant.cli import collect_cmd, debug_cmd, models_cmd, sandbox_cmd, serve_cmd, solve_cmd, trajectories_cmd, tui_cmd
+from assistant.cli import (
+    collect_cmd,
+    debug_cmd,
+    models_cmd,
+    sandbox_cmd,
+    serve_cmd,
+    solve_cmd,
+    trajectories_cmd,
+    tui_cmd,
+)
 from assistant.errors import UserError, user_error_types
+from assistant.settings_loader import load_settings
 
 COMMAND_GROUP = "cobalt.commands"
 Register = Callable[[argparse._SubParsersAction], None]
 ASSISTANT_COMMANDS: list[Register] = [
-    models_cmd.register, serve_cmd.register, sandbox_cmd.register, solve_cmd.register,
-    debug_cmd.register, trajectories_cmd.register, collect_cmd.register, tui_cmd.register,
+    models_cmd.register,
+    serve_cmd.register,
+    sandbox_cmd.register,
+    solve_cmd.register,
+    debug_cmd.register,
+    trajectories_cmd.register,
+    collect_cmd.register,
+    tui_cmd.register,
 ]
 
 
@@ -48,12 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace, Any], int] | None = getattr(args, "func", None)
     try:
-        from assistant.settings_loader import load_settings
-
         settings = load_settings(args.config)
         if func is None:
             if getattr(args, "command", None) is None:
-                return tui_cmd.run_default(args, settings)
+                return tui_cmd.run_default(args, settings, parser)
             parser.print_help()
             return 0
         return int(func(args, settings) or 0)

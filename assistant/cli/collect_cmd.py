@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.cli.loop_output import sigterm_as_interrupt
 from assistant.cli.trajectories_cmd import print_stats
+from assistant.console import positive_int
 from assistant.loop.collect import collect
-from assistant.cli.console import positive_int
 from assistant.problems.resolve import load_problems
 from assistant.problems.schema import ProblemError
-from assistant.runtime import open_client, session_run, to_stderr
 from assistant.problems.splits import SPLITS, select
+from assistant.runtime import open_client, session_run, to_stderr
 from assistant.store.stats import stats
 
 if TYPE_CHECKING:
@@ -28,21 +28,37 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("collect", help="sample trajectories from a reference model into the store")
     parser.add_argument("problems", metavar="PROBLEMS", help="a problem file, a directory, or humaneval[:N]")
-    parser.add_argument("--split", choices=SPLITS, default="train",
-                        help="only this split of the problems (configs/eval.yaml; default train: never the test "
-                             "or val tasks; `all` takes every problem)")
+    parser.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="train",
+        help="only this split of the problems (configs/eval.yaml; default train: never the test "
+        "or val tasks; `all` takes every problem)",
+    )
     parser.add_argument("--limit", type=positive_int, help="only the first N problems (after --split)")
-    parser.add_argument("--samples", "-k", type=positive_int, help="sessions per problem (default: config collect.samples, 4)")
+    parser.add_argument(
+        "--samples", "-k", type=positive_int, help="sessions per problem (default: config collect.samples, 4)"
+    )
     parser.add_argument("--turns", type=positive_int, help="most turns per session (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
-    parser.add_argument("--concurrency", "-c", type=positive_int,
-                        help="sessions in flight at once (default: config collect.concurrency, 4)")
+    parser.add_argument(
+        "--concurrency",
+        "-c",
+        type=positive_int,
+        help="sessions in flight at once (default: config collect.concurrency, 4)",
+    )
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
-    parser.add_argument("--first-temperature", type=float,
-                        help="sampling temperature of the first turn only (later turns: --temperature or the config)")
-    parser.add_argument("--full-horizon", action="store_true",
-                        help="take every turn, also after the public tests pass (yields 'public passed, hidden "
-                             "failed' training prompts)")
+    parser.add_argument(
+        "--first-temperature",
+        type=float,
+        help="sampling temperature of the first turn only (later turns: --temperature or the config)",
+    )
+    parser.add_argument(
+        "--full-horizon",
+        action="store_true",
+        help="take every turn, also after the public tests pass (yields 'public passed, hidden "
+        "failed' training prompts)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     parser.set_defaults(func=run)
 
@@ -60,12 +76,23 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     samples = args.samples or section.samples
     concurrency = args.concurrency or section.concurrency
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
-    with session_run(settings, f"collect {client.display_name}", args.json) as (sandbox, store, on_plan, on_session), \
-            sigterm_as_interrupt():
-        report = collect(problems, client, sandbox, store, loop, samples=samples,
-                         concurrency=concurrency, abort_after=section.abort_after_errors,
-                         full_horizon=args.full_horizon,
-                         on_session=on_session, on_plan=on_plan)
+    with (
+        session_run(settings, f"collect {client.display_name}", args.json) as (sandbox, store, on_plan, on_session),
+        sigterm_as_interrupt(),
+    ):
+        report = collect(
+            problems,
+            client,
+            sandbox,
+            store,
+            loop,
+            samples=samples,
+            concurrency=concurrency,
+            abort_after=section.abort_after_errors,
+            full_horizon=args.full_horizon,
+            on_session=on_session,
+            on_plan=on_plan,
+        )
         summary = stats(store, model=client.display_name, source="collect")
     if args.json:
         print(json.dumps({"report": report.to_dict(), "stats": summary}))
@@ -80,11 +107,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _print_report(report: dict[str, Any]) -> None:
     o = report["overlap"]
-    print(f"ran {sum(report['statuses'].values())} session(s), {report['turns']} turns in {report['wall_s']} s;"
-          f" {report['already_stored']} were already stored")
+    print(
+        f"ran {sum(report['statuses'].values())} session(s), {report['turns']} turns in {report['wall_s']} s;"
+        f" {report['already_stored']} were already stored"
+    )
     if o:
-        print(f"overlap: programs ran for {o['executing_s']} s, with model requests in flight "
-              f"{o['share_of_execution_with_requests_in_flight']:.0%} of that time "
-              f"(mean {o['mean_requests_in_flight_while_executing']}, "
-              f"max {o['max_requests_in_flight_while_executing']} in flight)")
+        print(
+            f"overlap: programs ran for {o['executing_s']} s, with model requests in flight "
+            f"{o['share_of_execution_with_requests_in_flight']:.0%} of that time "
+            f"(mean {o['mean_requests_in_flight_while_executing']}, "
+            f"max {o['max_requests_in_flight_while_executing']} in flight)"
+        )
     print()

@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.loop import feedback
 from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
-from assistant.cli.console import positive_int
+from assistant.console import positive_int
 from assistant.debug.fix_file import apply_fix, best_turn, debug_problem, project_root, unified_diff
+from assistant.loop import feedback
 from assistant.loop.recorder import record
+from assistant.loop.session import Session, run_public_and_hidden
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
-from assistant.loop.session import Session, grade
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -43,15 +43,17 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
     sandbox = open_sandbox(settings)
     try:
-        before, _ = grade(sandbox, problem, original)
+        before, _ = run_public_and_hidden(sandbox, problem, original)
         if before.all_passed:
             say(f"the tests already pass ({len(before.tests)} passed); nothing to fix")
             if args.json:
                 print(json.dumps({"status": "already_passing", "session_id": None, "turns": [], "diff": ""}))
             return 0
         problem = debug_problem(file, args.test, root, feedback.render(before))
-        say(f"{problem.target_file} in {problem.project_dir}: {sum(t.passed for t in before.tests)}"
-            f"/{len(before.tests)} tests pass now")
+        say(
+            f"{problem.target_file} in {problem.project_dir}: {sum(t.passed for t in before.tests)}"
+            f"/{len(before.tests)} tests pass now"
+        )
         client = open_client(settings, args.model, progress=None if args.json else to_stderr)
         client.logit_bias = None  # the user's files keep their docstrings (model.suppress_docstrings is for tasks)
         live = printer(args, loop.turns, 0, 0)
@@ -72,12 +74,22 @@ def _report(args: argparse.Namespace, file: Path, original: str, session: Sessio
     passed = bool(best and best.passed_public)
     backup = apply_fix(file, fixed) if args.apply and passed and fixed and diff else None
     if args.json:
-        print(json.dumps(session_json(session) | {"diff": diff, "passed": passed,
-                                                  "applied": backup is not None,
-                                                  "backup": str(backup) if backup else None}))
+        print(
+            json.dumps(
+                session_json(session)
+                | {
+                    "diff": diff,
+                    "passed": passed,
+                    "applied": backup is not None,
+                    "backup": str(backup) if backup else None,
+                }
+            )
+        )
     else:
-        print(f"\n{'the tests pass' if passed else 'no fix passes every test'} after {len(session.turns)} "
-              f"turn(s); session {session.id}{'; ' + session.error if session.error else ''}")
+        print(
+            f"\n{'the tests pass' if passed else 'no fix passes every test'} after {len(session.turns)} "
+            f"turn(s); session {session.id}{'; ' + session.error if session.error else ''}"
+        )
         if diff:
             print("\n" + diff, end="")
         if backup:

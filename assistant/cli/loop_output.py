@@ -1,6 +1,6 @@
 """Shared plumbing of the loop commands (solve, debug, collect): a live printer of session
 events and the --json object of a session (the sandbox, client and store come from
-`assistant.runtime`; argument types and progress bars from `assistant.cli.console`).
+`assistant.runtime`; argument types and progress bars from `assistant.console`).
 
 Commands validate everything a user typed (problem, model, sandbox) before they open the
 store, so bad input exits with one sentence and leaves the store untouched.
@@ -15,8 +15,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator, TextIO
 
-from assistant.serving.chat import figures
 from assistant.loop.session import ProgramExtracted, TokenStreamed, TurnFinished, TurnStarted
+from assistant.serving.chat import figures
 
 
 def _passed(result: Any, fallback_total: int) -> str:
@@ -31,8 +31,16 @@ class TurnPrinter:
     each turn's feedback is shown too. `headers=False` prints the live line only (for
     --json runs, on stderr)."""
 
-    def __init__(self, turns: int, public_total: int, hidden_total: int, verbose: bool = False,
-                 out: TextIO | None = None, quiet: bool = False, headers: bool = True) -> None:
+    def __init__(
+        self,
+        turns: int,
+        public_total: int,
+        hidden_total: int,
+        verbose: bool = False,
+        out: TextIO | None = None,
+        quiet: bool = False,
+        headers: bool = True,
+    ) -> None:
         from rich.console import Console
 
         self.turns, self.public_total, self.hidden_total = turns, public_total, hidden_total
@@ -71,8 +79,10 @@ class TurnPrinter:
             if event.author == "human":
                 c.print(f"[bold]{label}[/]: running your program ...")
             elif event.attempt:
-                c.print(f"[bold]{label}[/]: the program repeats an earlier turn; resampling "
-                        f"at temperature {event.temperature:g} ({event.attempt})")
+                c.print(
+                    f"[bold]{label}[/]: the program repeats an earlier turn; resampling "
+                    f"at temperature {event.temperature:g} ({event.attempt})"
+                )
             else:
                 c.print(f"[bold]{label}[/]: generating (temperature {event.temperature:g}) ...")
         elif isinstance(event, ProgramExtracted):
@@ -91,7 +101,8 @@ class TurnPrinter:
         self.console.print(
             f"  [{colour}]{turn.status}[/]: public {_passed(turn.public, self.public_total)}"
             f" · hidden {_passed(turn.hidden, self.hidden_total)}"
-            f" · {turn.tokens} tokens · {turn.latency_s:.1f} s{extra}")
+            f" · {turn.tokens} tokens · {turn.latency_s:.1f} s{extra}"
+        )
         if self.verbose and not turn.passed_public:
             self.console.print(f"[dim]{turn.feedback}[/]", markup=True)
 
@@ -100,15 +111,19 @@ def printer(args: argparse.Namespace, turns: int, public_total: int, hidden_tota
     """The live output of a loop command: the streamed reply (or, with --quiet, a live line)
     on stdout; with --json only the live line, on stderr when that is a terminal."""
     if args.json:
-        return (TurnPrinter(turns, public_total, hidden_total, out=sys.stderr, quiet=True, headers=False)
-                if sys.stderr.isatty() else None)
+        return (
+            TurnPrinter(turns, public_total, hidden_total, out=sys.stderr, quiet=True, headers=False)
+            if sys.stderr.isatty()
+            else None
+        )
     return TurnPrinter(turns, public_total, hidden_total, verbose=args.verbose, quiet=args.quiet)
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of live output")
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="a live line (tokens, tok/s, elapsed) instead of the streamed reply")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="a live line (tokens, tok/s, elapsed) instead of the streamed reply"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="also show each turn's feedback")
 
 
@@ -116,6 +131,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM (a `timeout`, a closed terminal, `systemctl stop`) raises KeyboardInterrupt in
     the main thread, as Ctrl-C does, so a running session ends as `interrupted`."""
+
     def handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
@@ -130,7 +146,12 @@ def sigterm_as_interrupt() -> Iterator[None]:
 def session_json(session: Any) -> dict[str, Any]:
     """The --json object of a finished session."""
     last = session.turns[-1] if session.turns else None
-    return {"session_id": session.id if session.turns else None, "problem_id": session.problem.id,
-            "model": getattr(session.client, "display_name", None), "status": session.status,
-            "error": session.error, "turns": [t.summary() for t in session.turns],
-            "program": last.program if last else None}
+    return {
+        "session_id": session.id if session.turns else None,
+        "problem_id": session.problem.id,
+        "model": getattr(session.client, "display_name", None),
+        "status": session.status,
+        "error": session.error,
+        "turns": [t.summary() for t in session.turns],
+        "program": last.program if last else None,
+    }

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox
+from sandbox import Project, TestCase
+from sandbox.engine import connect
+from sandbox.image import build_image
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -49,19 +52,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
-    from sandbox.engine import connect
-    from sandbox.image import build_image
-
-    tag = build_image(connect(), settings.sandbox.image, force=args.force,
-                      offline=True if args.offline else None, progress=lambda line: print(line, flush=True))
+    tag = build_image(
+        connect(),
+        settings.sandbox.image,
+        force=args.force,
+        offline=True if args.offline else None,
+        progress=lambda line: print(line, flush=True),
+    )
     print(tag)
     return 0
 
 
 def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
-    from sandbox import TestCase
-    from sandbox.engine import connect
-
     client = connect()
     version = client.version()
     print(f"engine: Docker {version.get('Version', '?')} (API {version.get('ApiVersion', '?')})")
@@ -79,8 +81,6 @@ def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _load_tests(path: str) -> list:
-    from sandbox import TestCase
-
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -96,8 +96,6 @@ def _load_tests(path: str) -> list:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
-    from sandbox import Project
-
     try:
         program = Path(args.program).read_bytes()
     except OSError as exc:
@@ -143,8 +141,13 @@ def _print_result(result) -> None:
         print(f"{label}: {test.status} ({test.duration_s:.3f} s){' - ' + test.detail if test.detail else ''}")
         if test.passed or result.compile_error:
             continue
-        for title, value in (("input", test.input), ("code", test.code), ("expected", test.expected),
-                             ("actual", test.actual), ("stderr", test.stderr)):
+        for title, value in (
+            ("input", test.input),
+            ("code", test.code),
+            ("expected", test.expected),
+            ("actual", test.actual),
+            ("stderr", test.stderr),
+        ):
             if value:
                 print(f"  {title}:\n    " + _cut(value).rstrip("\n").replace("\n", "\n    "))
     passed = sum(t.passed for t in result.tests)

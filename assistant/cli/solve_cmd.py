@@ -11,11 +11,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
-from assistant.cli.console import positive_int
-from assistant.problems.resolve import load_problem
+from assistant.console import positive_int
 from assistant.loop.recorder import record
-from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
 from assistant.loop.session import Session
+from assistant.problems.resolve import load_problem
+from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
 from assistant.store.trajectory import PASSED, UNSOLVED
 
 if TYPE_CHECKING:
@@ -41,8 +41,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         with open_store(settings) as store, sigterm_as_interrupt():
             session = record(Session(problem, client, sandbox, loop, source="cli", stream=live is not None), store)
             if not args.json:
-                print(f"{problem.id}: {problem.title} · {problem.kind} · model {client.display_name}"
-                      f" · up to {loop.turns} turns")
+                print(
+                    f"{problem.id}: {problem.title} · {problem.kind} · model {client.display_name}"
+                    f" · up to {loop.turns} turns"
+                )
             if live is not None:
                 session.subscribe(live)
             status = session.run()
@@ -64,7 +66,6 @@ def _summary(session: Session) -> None:
         return
     last = turns[-1]
     verdict = "all public tests pass" if session.status == PASSED else f"status {session.status}"
-    print(f"\n{verdict} after {len(turns)} turn(s); hidden pass rate "
-          f"{last.hidden_pass_rate:.0%}; session {session.id}")
+    print(f"\n{verdict} after {len(turns)} turn(s); hidden pass rate {last.hidden_pass_rate:.0%}; session {session.id}")
     if last.program:
         print("\nfinal program:\n" + last.program.rstrip())

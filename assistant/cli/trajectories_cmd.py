@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.store import jsonl_export
-from assistant.cli.console import positive_int
+from assistant.console import positive_int
 from assistant.errors import UserError
 from assistant.runtime import open_store
+from assistant.store import jsonl_export
 from assistant.store.stats import stats
-from assistant.store.trajectory_db import Store, StoreError
 from assistant.store.trajectory import SOURCES, STATUSES, SessionRecord
+from assistant.store.trajectory_db import StoreError
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -60,8 +60,9 @@ def _when(ts: float | None) -> str:
 
 def _list(args: argparse.Namespace, settings: Settings) -> int:
     with open_store(settings) as store:
-        rows = store.sessions(problem_id=args.problem, model=args.model, source=args.source,
-                              status=args.status, limit=args.limit)
+        rows = store.sessions(
+            problem_id=args.problem, model=args.model, source=args.source, status=args.status, limit=args.limit
+        )
     if args.json:
         print(json.dumps([r.summary() for r in rows]))
         return 0
@@ -71,8 +72,10 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
     print(f"{'ID':16}  {'STARTED':16}  {'PROBLEM':24}  {'MODEL':22}  {'SOURCE':7}  {'STATUS':13}  TURNS  HIDDEN")
     for r in rows:
         s = r.summary()
-        print(f"{r.id:16}  {_when(r.started_at):16}  {r.problem_id[:24]:24}  {r.model[:22]:22}  {r.source:7}"
-              f"  {r.status:13}  {s['turns']:5}  {s['hidden_pass_rate']:6.0%}")
+        print(
+            f"{r.id:16}  {_when(r.started_at):16}  {r.problem_id[:24]:24}  {r.model[:22]:22}  {r.source:7}"
+            f"  {r.status:13}  {s['turns']:5}  {s['hidden_pass_rate']:6.0%}"
+        )
     return 0
 
 
@@ -80,8 +83,11 @@ def _show(args: argparse.Namespace, settings: Settings) -> int:
     with open_store(settings) as store:
         record = store.session(args.session_id)
     if args.json:
-        out = record.summary() | {"meta": record.meta, "problem": record.problem.to_dict() if record.problem else None,
-                                  "turns": [_turn_json(t) for t in record.turns]}
+        out = record.summary() | {
+            "meta": record.meta,
+            "problem": record.problem.to_dict() if record.problem else None,
+            "turns": [_turn_json(t) for t in record.turns],
+        }
         print(json.dumps(out))
         return 0
     _print_session(record)
@@ -89,21 +95,32 @@ def _show(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _turn_json(turn: Any) -> dict[str, Any]:
-    return turn.summary() | {"messages": turn.messages, "reply": turn.reply, "program": turn.program,
-                             "feedback": turn.feedback, "temperature": turn.temperature,
-                             "public_result": turn.public.to_dict() if turn.public else None,
-                             "hidden_result": turn.hidden.to_dict() if turn.hidden else None}
+    return turn.summary() | {
+        "messages": turn.messages,
+        "reply": turn.reply,
+        "program": turn.program,
+        "feedback": turn.feedback,
+        "temperature": turn.temperature,
+        "public_result": turn.public.to_dict() if turn.public else None,
+        "hidden_result": turn.hidden.to_dict() if turn.hidden else None,
+    }
 
 
 def _print_session(record: SessionRecord) -> None:
-    print(f"session {record.id} · problem {record.problem_id} · model {record.model}"
-          f"{' · adapter ' + record.adapter_version if record.adapter_version else ''}")
-    print(f"source {record.source} · status {record.status} · started {_when(record.started_at)}"
-          f"{' · error: ' + record.error if record.error else ''}")
+    print(
+        f"session {record.id} · problem {record.problem_id} · model {record.model}"
+        f"{' · adapter ' + record.adapter_version if record.adapter_version else ''}"
+    )
+    print(
+        f"source {record.source} · status {record.status} · started {_when(record.started_at)}"
+        f"{' · error: ' + record.error if record.error else ''}"
+    )
     for turn in record.turns:
-        print(f"\n── turn {turn.index + 1} ({turn.author}) · {turn.status} · public {turn.public_pass_rate:.0%}"
-              f" · hidden {turn.hidden_pass_rate:.0%} · {turn.tokens} tokens · {turn.latency_s:.1f} s"
-              f"{f' · resampled {turn.resamples}x' if turn.resamples else ''}")
+        print(
+            f"\n── turn {turn.index + 1} ({turn.author}) · {turn.status} · public {turn.public_pass_rate:.0%}"
+            f" · hidden {turn.hidden_pass_rate:.0%} · {turn.tokens} tokens · {turn.latency_s:.1f} s"
+            f"{f' · resampled {turn.resamples}x' if turn.resamples else ''}"
+        )
         print(turn.program.rstrip() if turn.program else "(no code block in the reply)")
         print("── feedback:")
         print(turn.feedback)
@@ -116,8 +133,10 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     if args.out:
         with open(args.out, "w", encoding="utf-8") as out:
             count = jsonl_export.write_jsonl(items, out)
-        print(f"wrote {count} record(s) ({sum(len(i['conversations']) for i in items)} sessions) to {args.out}",
-              file=sys.stderr)
+        print(
+            f"wrote {count} record(s) ({sum(len(i['conversations']) for i in items)} sessions) to {args.out}",
+            file=sys.stderr,
+        )
     else:
         jsonl_export.write_jsonl(items, sys.stdout)
     return 0
@@ -153,8 +172,10 @@ def print_stats(result: dict[str, Any]) -> None:
     for g in result["groups"]:
         adapter = f" (adapter {g['adapter_version']})" if g["adapter_version"] else ""
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(g["statuses"].items()))
-        print(f"\n{g['model']}{adapter}: {g['sessions']} sessions, {g['turns']} turns, "
-              f"{g['problems']} problems; {statuses}")
+        print(
+            f"\n{g['model']}{adapter}: {g['sessions']} sessions, {g['turns']} turns, "
+            f"{g['problems']} problems; {statuses}"
+        )
         print("  turn          " + "".join(f"{t + 1:>7}" for t in range(len(g["solve_rate_per_turn"]))))
         print("  solved at     " + "".join(f"{r:>7.1%}" for r in g["solve_rate_per_turn"]))
         print("  solved by     " + "".join(f"{r:>7.1%}" for r in g["solved_by_turn"]))

@@ -11,7 +11,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from assistant.cli.console import positive_int
+from assistant.console import positive_int
 from assistant.errors import UserError
 
 if TYPE_CHECKING:
@@ -35,8 +35,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     loop = settings.loop.with_turns(getattr(args, "turns", None))
     app = CobaltApp(services, loop, problem=getattr(args, "problem", None))
     # SIGTERM/SIGHUP (a closed terminal, `timeout`): stop the loop as ctrl+c in the app does
-    previous = {sig: signal.signal(sig, lambda *_: app.call_later(app.stop_and_exit))
-                for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {
+        sig: signal.signal(sig, lambda *_: app.call_later(app.stop_and_exit)) for sig in (signal.SIGTERM, signal.SIGHUP)
+    }
     try:
         code = app.run()
     finally:
@@ -49,13 +50,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return int(code or 0)
 
 
-def run_default(args: argparse.Namespace, settings: Settings) -> int:
-    """`cobalt` with no command: the TUI with no problem open (the help text when no
+def run_default(args: argparse.Namespace, settings: Settings, parser: argparse.ArgumentParser) -> int:
+    """`cobalt` with no command: the TUI with no problem open (`parser`'s help text when no
     terminal is attached, e.g. `cobalt | less`)."""
     if not _terminal():
-        from assistant.cli import build_parser
-
-        build_parser().print_help()
+        parser.print_help()
         return 0
     return run(args, settings)
 

@@ -28,15 +28,16 @@ def project_root(file: Path) -> Path:
     return file.resolve().parent
 
 
-def debug_problem(file: Path, test_command: str, root: Path | None = None,
-                  current_failure: str | None = None) -> Problem:
+def debug_problem(
+    file: Path, test_command: str, root: Path | None = None, current_failure: str | None = None
+) -> Problem:
     """A pytest-kind problem whose target is `file` inside its project."""
     if not file.is_file():
         raise ProblemError(f"{file}: no such file")
     if file.suffix != ".py":
         raise ProblemError(f"{file}: cobalt debug fixes Python files (.py)")
     if not test_command.strip():
-        raise ProblemError("the test command is empty; pass it with --test \"python -m pytest -q\"")
+        raise ProblemError('the test command is empty; pass it with --test "python -m pytest -q"')
     root = (root or project_root(file)).resolve()
     try:
         target = file.resolve().relative_to(root)
@@ -46,14 +47,26 @@ def debug_problem(file: Path, test_command: str, root: Path | None = None,
         content = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ProblemError(f"{file}: cannot be read ({exc})") from None
-    statement = (f"The tests of the project `{root.name}` fail. Fix the file `{target}` so that "
-                 f"the command `{test_command}` passes. Change only what is needed.")
+    statement = (
+        f"The tests of the project `{root.name}` fail. Fix the file `{target}` so that "
+        f"the command `{test_command}` passes. Change only what is needed."
+    )
     if current_failure:
         statement += f"\n\nThe test command currently fails like this:\n{current_failure}"
     slug = re.sub(r"[^A-Za-z0-9_.:/-]", "_", f"debug:{root.name}/{target}")
-    return Problem(id=slug, title=str(target), statement=statement, kind="pytest",
-                   starter_code=content, public_tests=[], hidden_tests=[], source="debug",
-                   project_dir=str(root), target_file=str(target), test_command=test_command)
+    return Problem(
+        id=slug,
+        title=str(target),
+        statement=statement,
+        kind="pytest",
+        starter_code=content,
+        public_tests=[],
+        hidden_tests=[],
+        source="debug",
+        project_dir=str(root),
+        target_file=str(target),
+        test_command=test_command,
+    )
 
 
 def best_turn(turns: list[Turn]) -> Turn | None:
@@ -66,8 +79,9 @@ def best_turn(turns: list[Turn]) -> Turn | None:
 
 
 def unified_diff(original: str, fixed: str, name: str) -> str:
-    lines = difflib.unified_diff(original.splitlines(keepends=True), fixed.splitlines(keepends=True),
-                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+    lines = difflib.unified_diff(
+        original.splitlines(keepends=True), fixed.splitlines(keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}"
+    )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from assistant.interfaces import ChatModel, Runner
-from assistant.problems.schema import Problem
 from assistant.loop.recorder import record
 from assistant.loop.session import Event, ProgramExtracted, Session, SessionEnded, TurnFinished, TurnStarted
-from assistant.store.trajectory_db import Store
+from assistant.problems.schema import Problem
 from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
+from assistant.store.trajectory_db import Store
 
 if TYPE_CHECKING:
     from assistant.settings import LoopSettings
@@ -80,13 +80,18 @@ class PhaseMeter:
     def report(self) -> dict[str, float]:
         with self._lock:
             self._tick()
-            return {"generating_s": round(self.gen_s, 2), "executing_s": round(self.exec_s, 2),
-                    "overlap_s": round(self.overlap_s, 2),
-                    "share_of_execution_with_requests_in_flight":
-                        round(self.overlap_s / self.exec_s, 3) if self.exec_s else 0.0,
-                    "mean_requests_in_flight_while_executing":
-                        round(self.inflight_exec_s / self.exec_s, 2) if self.exec_s else 0.0,
-                    "max_requests_in_flight_while_executing": self.max_inflight_while_exec}
+            return {
+                "generating_s": round(self.gen_s, 2),
+                "executing_s": round(self.exec_s, 2),
+                "overlap_s": round(self.overlap_s, 2),
+                "share_of_execution_with_requests_in_flight": round(self.overlap_s / self.exec_s, 3)
+                if self.exec_s
+                else 0.0,
+                "mean_requests_in_flight_while_executing": round(self.inflight_exec_s / self.exec_s, 2)
+                if self.exec_s
+                else 0.0,
+                "max_requests_in_flight_while_executing": self.max_inflight_while_exec,
+            }
 
 
 @dataclass
@@ -100,9 +105,15 @@ class CollectReport:
     overlap: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"planned": self.planned, "already_stored": self.already_stored,
-                "statuses": dict(self.statuses), "turns": self.turns, "wall_s": round(self.wall_s, 1),
-                "aborted": self.aborted, "overlap": self.overlap}
+        return {
+            "planned": self.planned,
+            "already_stored": self.already_stored,
+            "statuses": dict(self.statuses),
+            "turns": self.turns,
+            "wall_s": round(self.wall_s, 1),
+            "aborted": self.aborted,
+            "overlap": self.overlap,
+        }
 
 
 Done = Callable[[Problem, str], int]
@@ -124,12 +135,24 @@ def plan(problems: list[Problem], model: str, samples: int, done: Done) -> tuple
     return jobs, stored
 
 
-def collect(problems: list[Problem], client: ChatModel, sandbox: Runner, store: Store,
-            settings: LoopSettings, *, samples: int, concurrency: int, source: str = "collect",
-            done: Done | None = None, adapter_version: str | None = None, abort_after: int = ABORT_AFTER,
-            full_horizon: bool = False, meta: dict[str, Any] | None = None,
-            on_session: Callable[[Session], None] | None = None, on_plan: Callable[[int, int], None] | None = None
-            ) -> CollectReport:
+def collect(
+    problems: list[Problem],
+    client: ChatModel,
+    sandbox: Runner,
+    store: Store,
+    settings: LoopSettings,
+    *,
+    samples: int,
+    concurrency: int,
+    source: str = "collect",
+    done: Done | None = None,
+    adapter_version: str | None = None,
+    abort_after: int = ABORT_AFTER,
+    full_horizon: bool = False,
+    meta: dict[str, Any] | None = None,
+    on_session: Callable[[Session], None] | None = None,
+    on_plan: Callable[[int, int], None] | None = None,
+) -> CollectReport:
     """Run the missing sessions (`done(problem, model)` says how many a problem already
     has; default `stored_count(store, source)`); `on_plan(todo, stored)` is called once,
     `on_session` after each session. Stops submitting after `abort_after` sessions in a
@@ -144,8 +167,20 @@ def collect(problems: list[Problem], client: ChatModel, sandbox: Runner, store: 
     streak: list[str] = []
 
     def one(problem: Problem) -> Session:
-        session = record(Session(problem, client, sandbox, settings, source=source,
-                                 adapter_version=adapter_version, subscriber=meter, stream=False, meta=meta), store)
+        session = record(
+            Session(
+                problem,
+                client,
+                sandbox,
+                settings,
+                source=source,
+                adapter_version=adapter_version,
+                subscriber=meter,
+                stream=False,
+                meta=meta,
+            ),
+            store,
+        )
         session.run(stop_on_pass=not full_horizon)
         return session
 

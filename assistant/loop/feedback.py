@@ -1,4 +1,4 @@
-"""Execution feedback for the model (DESIGN.md §4, §5): the first failing *public* test
+"""Execution feedback for the model (docs/method.md): the first failing *public* test
 only, as `Input:` / `Program's Output:` / `Expected Output:`, or the error traceback, or
 the timeout; each field cut to 400 characters (first 200 + marker + last 200). When every
 public test passes, say so and ask to consider edge cases for the hidden tests.
@@ -14,11 +14,12 @@ from sandbox.api import RunResult, TestResult
 
 FIELD_CHARS = 400
 TRUNCATION_MARKER = "...(truncated) ..."
-ALL_PASSED = ("The code has passed all public test cases. Please try your best to think about "
-              "possible edge cases and fix any remaining issues in the code to pass the hidden "
-              "test cases.")
-NO_CODE = ("No Python code block was found in your reply. Write the complete program in a "
-           "single ```python code block.")
+ALL_PASSED = (
+    "The code has passed all public test cases. Please try your best to think about "
+    "possible edge cases and fix any remaining issues in the code to pass the hidden "
+    "test cases."
+)
+NO_CODE = "No Python code block was found in your reply. Write the complete program in a single ```python code block."
 NO_TESTS = "No tests were run: the test command collected no tests."
 
 
@@ -69,8 +70,12 @@ def render_test(test: TestResult, field_chars: int = FIELD_CHARS, timeout_s: flo
         lines.append("Tampered: the program interfered with how tests are graded, so no test counts.")
     elif status == "failed" and test.expected is not None:
         actual = test.actual if test.actual is not None else test.stdout
-        lines += ["Program's Output:", truncate(actual, field_chars),
-                  "Expected Output:", truncate(test.expected, field_chars)]
+        lines += [
+            "Program's Output:",
+            truncate(actual, field_chars),
+            "Expected Output:",
+            truncate(test.expected, field_chars),
+        ]
     else:  # a crash, or a failed assert that carries no expected value
         lines += ["Error:", truncate(_error_text(test), field_chars)]
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""The chat prompts (DESIGN.md §5), one builder for inference, dataset building and
+"""The chat prompts (docs/method.md), one builder for inference, dataset building and
 evaluation: a prompt that differs between training and serving is a bug.
 
     messages = style_for(settings.loop).build(problem, [(reply_0, feedback_0), ...])
@@ -6,7 +6,8 @@ evaluation: a prompt that differs between training and serving is a bug.
 gives the context for the next turn: system, first user turn, then for each earlier turn
 the assistant reply (only the text after `</think>`) and the feedback turn. The words of
 the first turn's answer format and of the feedback turn are a `PromptStyle`, named by
-`loop.answer_format` and `loop.feedback_wording` in configs/prompts.yaml. The loop
+`loop.answer_format` and `loop.feedback_wording` in configs/prompts.yaml (read once into the
+typed `assistant.config_files.PromptCatalog`). The loop
 (`continued`, from its stored turns), the exported records, the dataset builder (`build`)
 and the multi-turn rollout (`extend`) all take the configured style, so they send the
 same messages for the same history. This module formats text only; it does not run
@@ -18,20 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Sequence
 
-from assistant.settings_loader import REPO_CONFIGS, read_yaml
+from assistant.config_files import PROMPTS_YAML, PromptError, prompt_catalog
 from assistant.loop.extract import after_thinking
 from assistant.problems.schema import Problem
+from assistant.settings import DEFAULT_ANSWER_FORMAT, DEFAULT_FEEDBACK_WORDING, LoopSettings
 from assistant.store.trajectory import Message, Turn
 
-if TYPE_CHECKING:
-    from assistant.settings import LoopSettings
-
-PROMPTS_YAML = REPO_CONFIGS / "prompts.yaml"
 MARKER = "Here is the execution feedback:"
-DEFAULT_ANSWER_FORMAT = "code_first"
-DEFAULT_FEEDBACK_WORDING = "instruction_last"
 
 SYSTEM_PROMPT = """You are a careful Python programming assistant who helps the user solve coding problems.
 
@@ -43,47 +39,31 @@ R4. Use only the Python standard library.""".strip()
 
 RUN_DESCRIPTION = {
     "stdio": "Your program reads its input from standard input and writes its answer to "
-             "standard output. Do not print anything else.",
+    "standard output. Do not print anything else.",
     "function": "Your code defines the function `{entry_point}`; the tests import nothing and "
-                "call it directly (for example in `assert` statements). Include every import "
-                "and helper it needs; do not read input or print.",
+    "call it directly (for example in `assert` statements). Include every import "
+    "and helper it needs; do not read input or print.",
     "pytest": "Your answer replaces the whole file `{target_file}` of a project; the project's "
-              "tests are run with `{test_command}`. Keep the file's public names and behaviour "
-              "that the tests rely on.",
+    "tests are run with `{test_command}`. Keep the file's public names and behaviour "
+    "that the tests rely on.",
 }
 
 
-class PromptError(ValueError):
-    """An unknown or malformed answer format or feedback wording; the message is one sentence."""
-
-
-@lru_cache(maxsize=8)
-def _config(path: Path = PROMPTS_YAML) -> dict[str, Any]:
-    return read_yaml(path)
-
-
-@lru_cache(maxsize=8)
 def answer_formats(path: Path = PROMPTS_YAML) -> dict[str, str]:
     """The named answer-format paragraphs of configs/prompts.yaml."""
-    return {str(k): str(v).strip() for k, v in (_config(path).get("answer_formats") or {}).items()}
+    return dict(prompt_catalog(path).answer_formats)
 
 
 @lru_cache(maxsize=8)
 def feedback_wordings(path: Path = PROMPTS_YAML) -> dict[str, tuple[str, str]]:
-    """The named feedback wordings of configs/prompts.yaml as (prefix, suffix)."""
+    """The named feedback wordings of configs/prompts.yaml as (prefix, suffix); PromptError
+    (one sentence) names a wording whose prefix does not end with the marker."""
     out = {}
-    for name, spec in (_config(path).get("feedback_wordings") or {}).items():
-        prefix, suffix = str((spec or {}).get("prefix") or ""), str((spec or {}).get("suffix") or "")
-        if not prefix.rstrip().endswith(MARKER):
+    for name, spec in prompt_catalog(path).feedback_wordings.items():
+        if not spec.prefix.rstrip().endswith(MARKER):
             raise PromptError(f"the feedback wording {name!r} must end its prefix with {MARKER!r}")
-        out[str(name)] = (prefix, suffix)
+        out[name] = (spec.prefix, spec.suffix)
     return out
-
-
-def _named(kind: str, name: str, known: dict[str, Any]) -> Any:
-    if name not in known:
-        raise PromptError(f"unknown {kind} {name!r}; use one of {', '.join(known)}")
-    return known[name]
 
 
 @dataclass(frozen=True)
@@ -100,10 +80,14 @@ class PromptStyle:
     def first_user_content(self, problem: Problem) -> str:
         """The first user turn: how the program is run, the answer format, the statement."""
         how = RUN_DESCRIPTION[problem.kind].format(
-            entry_point=problem.entry_point, target_file=problem.target_file,
-            test_command=problem.test_command)
-        parts = [f"Solve the following problem in Python. {how}", self.answer_format,
-                 "Here is the problem you need to solve:", problem.statement.strip()]
+            entry_point=problem.entry_point, target_file=problem.target_file, test_command=problem.test_command
+        )
+        parts = [
+            f"Solve the following problem in Python. {how}",
+            self.answer_format,
+            "Here is the problem you need to solve:",
+            problem.statement.strip(),
+        ]
         starter = problem.starter_code.strip()
         if starter and starter not in problem.statement:
             label = "Current content of the file" if problem.kind == "pytest" else "Starter code"
@@ -142,15 +126,19 @@ class PromptStyle:
 
 
 @lru_cache(maxsize=32)
-def style(answer_format: str = DEFAULT_ANSWER_FORMAT, feedback_wording: str = DEFAULT_FEEDBACK_WORDING,
-          path: Path = PROMPTS_YAML) -> PromptStyle:
+def style(
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
+    feedback_wording: str = DEFAULT_FEEDBACK_WORDING,
+    path: Path = PROMPTS_YAML,
+) -> PromptStyle:
     """The prompt style with these names (configs/prompts.yaml); PromptError names a bad one."""
-    text = _named("answer format", answer_format, answer_formats(path))
-    prefix, suffix = _named("feedback wording", feedback_wording, feedback_wordings(path))
+    text = prompt_catalog(path).answer_format(answer_format)
+    prompt_catalog(path).feedback_wording(feedback_wording)  # PromptError for an unknown name
+    prefix, suffix = feedback_wordings(path)[feedback_wording]
     return PromptStyle(answer_format, feedback_wording, text, prefix, suffix)
 
 
-def style_for(loop: "LoopSettings | None") -> PromptStyle:
+def style_for(loop: LoopSettings | None) -> PromptStyle:
     """The style the configured loop uses (`loop.answer_format`, `loop.feedback_wording`);
     the default names without a loop."""
     return style(loop.answer_format, loop.feedback_wording) if loop is not None else style()

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop.session import Event, Session, SessionEnded, TurnFinished
-from assistant.store.trajectory_db import Store, StoreError
 from assistant.store.trajectory import RUNNING
+from assistant.store.trajectory_db import Store, StoreError
 
 if TYPE_CHECKING:
     from assistant.settings import LoopSettings
@@ -36,9 +36,14 @@ class Recorder:
         if isinstance(event, TurnFinished):
             if not self._is_stored(event.session_id):
                 s = self.session
-                self.store.start_session(s.problem, getattr(s.client, "display_name", "human"), s.source,
-                                         session_id=event.session_id, adapter_version=s.adapter_version,
-                                         meta=s.meta or None)
+                self.store.start_session(
+                    s.problem,
+                    getattr(s.client, "display_name", "human"),
+                    s.source,
+                    session_id=event.session_id,
+                    adapter_version=s.adapter_version,
+                    meta=s.meta or None,
+                )
                 self._stored = True
             self.store.append_turn(event.session_id, event.turn)
         elif isinstance(event, SessionEnded) and self._is_stored(event.session_id):
@@ -51,8 +56,14 @@ def record(session: Session, store: Store) -> Session:
     return session
 
 
-def resume(store: Store, session_id: str, client: ChatModel, sandbox: Runner,
-           settings: LoopSettings | None = None, **kwargs: Any) -> Session:
+def resume(
+    store: Store,
+    session_id: str,
+    client: ChatModel,
+    sandbox: Runner,
+    settings: LoopSettings | None = None,
+    **kwargs: Any,
+) -> Session:
     """Continue a stored session (any status, an id prefix will do) from its last turn,
     marked `running` again, its further turns recorded."""
     stored = store.session(session_id)

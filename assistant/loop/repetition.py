@@ -18,6 +18,7 @@ def degenerate(text: str, block_chars: int = 32, times: int = 8) -> bool:
     n = len(text)
     if n < block_chars * times:
         return False
+
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     need_base = times - 1
     for period in range(block_chars, n // times + 1):
@@ -44,4 +45,4 @@ class RepeatStop:
 
     def looping(self, text: str) -> bool:
         """Whether the tail of `text` has fallen into a loop."""
-        return degenerate(text[-self.window:], self.block_chars, self.times)
+        return degenerate(text[-self.window :], self.block_chars, self.times)

@@ -1,4 +1,4 @@
-"""The multi-turn debugging loop (DESIGN.md §2): prompt -> model reply -> program ->
+"""The multi-turn debugging loop (docs/architecture.md): prompt -> model reply -> program ->
 sandbox -> feedback -> next turn, up to T turns, stopping once every public test passes.
 
 Each turn's program runs once against the public and hidden tests together; only the
@@ -7,8 +7,8 @@ A reply whose program repeats an earlier turn's (the same code, whatever its doc
 comments or formatting), or the problem's starter code as given, is resampled at a higher
 temperature, up to `repeat_resamples` times, and the turn records it. The loop
 knows no store: `assistant.loop.recorder` subscribes to its events and writes every finished
-turn in its own transaction before the next begins. Model errors (after the client's retries) and sandbox faults end the session with a
-status and a message; `run` never raises for them.
+turn in its own transaction before the next begins. Model errors (after the client's retries)
+and sandbox faults end the session with a status and a message; `run` never raises for them.
 
 Subscribers receive events (TurnStarted, TokenStreamed, ProgramExtracted, TurnFinished,
 SessionEnded) synchronously, from the thread that runs the loop, in the order they
@@ -21,14 +21,24 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assistant.loop import extract
-from assistant.loop import feedback
-from assistant.loop import prompts
 from assistant.interfaces import ChatModel, EventSink, Runner
-from assistant.serving.chat import ChatResult, LLMError
+from assistant.loop import extract, feedback, prompts
 from assistant.problems.schema import Problem
-from assistant.store.trajectory import (ERROR, INTERRUPTED, MODEL_ERROR, PASSED, RUNNING, SANDBOX_ERROR,
-                                  UNSOLVED, Message, SessionRecord, Turn, new_session_id)
+from assistant.serving.chat import ChatResult, LLMError
+from assistant.settings import LoopSettings
+from assistant.store.trajectory import (
+    ERROR,
+    INTERRUPTED,
+    MODEL_ERROR,
+    PASSED,
+    RUNNING,
+    SANDBOX_ERROR,
+    UNSOLVED,
+    Message,
+    SessionRecord,
+    Turn,
+    new_session_id,
+)
 from sandbox.api import RunResult, SandboxError, TestCase
 
 if TYPE_CHECKING:
@@ -75,7 +85,7 @@ class SessionEnded:
 Event = TurnStarted | TokenStreamed | ProgramExtracted | TurnFinished | SessionEnded
 
 
-def grade(sandbox: Runner, problem: Problem, program: str) -> tuple[RunResult, RunResult]:
+def run_public_and_hidden(sandbox: Runner, problem: Problem, program: str) -> tuple[RunResult, RunResult]:
     """Run `program` once on public + hidden tests; return (public, hidden) results.
     Raises SandboxError when the sandbox itself failed."""
     if problem.kind == "pytest":
@@ -109,16 +119,23 @@ class Session:
     """One problem worked on by one model. Create it (or `Session.resume` a record), then
     `run()`. To store it, subscribe `assistant.loop.recorder.Recorder` (or use `recorder.record`)."""
 
-    def __init__(self, problem: Problem, client: ChatModel, sandbox: Runner,
-                 settings: LoopSettings | None = None, *, source: str = "cli",
-                 adapter_version: str | None = None, subscriber: EventSink | None = None,
-                 stream: bool = True, meta: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        client: ChatModel,
+        sandbox: Runner,
+        settings: LoopSettings | None = None,
+        *,
+        source: str = "cli",
+        adapter_version: str | None = None,
+        subscriber: EventSink | None = None,
+        stream: bool = True,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         self.problem = problem
         self.client = client
         self.sandbox = sandbox
         if settings is None:
-            from assistant.settings import LoopSettings
-
             settings = LoopSettings()
         self.settings = settings
         self.prompts = prompts.style_for(settings)
@@ -134,12 +151,25 @@ class Session:
         self.error: str | None = None
 
     @classmethod
-    def resume(cls, record: SessionRecord, client: ChatModel, sandbox: Runner,
-               settings: LoopSettings | None = None, **kwargs: Any) -> "Session":
+    def resume(
+        cls,
+        record: SessionRecord,
+        client: ChatModel,
+        sandbox: Runner,
+        settings: LoopSettings | None = None,
+        **kwargs: Any,
+    ) -> "Session":
         """Continue a stored session (any status) from its last turn; `record.problem` must be set."""
         assert record.problem is not None
-        session = cls(record.problem, client, sandbox, settings, source=record.source,
-                      adapter_version=record.adapter_version, **kwargs)
+        session = cls(
+            record.problem,
+            client,
+            sandbox,
+            settings,
+            source=record.source,
+            adapter_version=record.adapter_version,
+            **kwargs,
+        )
         session.id, session.turns = record.id, list(record.turns)
         return session
 
@@ -199,8 +229,13 @@ class Session:
         sid = self._start()
         self._emit(TurnStarted(sid, index, attempt, temperature))
         on_token = (lambda text: self._emit(TokenStreamed(sid, index, text))) if self.stream else None
-        return self.client.chat(messages, temperature=temperature, top_p=self.settings.top_p,
-                                max_tokens=self.settings.max_tokens, on_token=on_token)
+        return self.client.chat(
+            messages,
+            temperature=temperature,
+            top_p=self.settings.top_p,
+            max_tokens=self.settings.max_tokens,
+            on_token=on_token,
+        )
 
     def model_turn(self) -> Turn:
         """One model turn (with repeat resampling). Raises LLMError / SandboxError."""
@@ -209,13 +244,16 @@ class Session:
         earlier = self._earlier_programs()
         reply = self._sample(index, messages, 0, temperature)
         resamples = 0
-        while (self._is_repeat(reply.text, earlier) and resamples < self.settings.repeat_resamples):
+        while self._is_repeat(reply.text, earlier) and resamples < self.settings.repeat_resamples:
             resamples += 1
             temperature = self.settings.repeat_temperature
             reply = self._sample(index, messages, resamples, temperature)
         turn = self._execute(index, messages, reply.text, author="model")
-        turn.tokens, turn.prompt_tokens, turn.latency_s = (reply.completion_tokens, reply.prompt_tokens,
-                                                           reply.latency_s)
+        turn.tokens, turn.prompt_tokens, turn.latency_s = (
+            reply.completion_tokens,
+            reply.prompt_tokens,
+            reply.latency_s,
+        )
         turn.temperature, turn.top_p, turn.finish_reason = temperature, self.settings.top_p, reply.finish_reason
         turn.resamples, turn.repeated = resamples, self._is_repeat(reply.text, earlier)
         return self._record(turn)
@@ -250,20 +288,29 @@ class Session:
         sid = self._start()
         program = extract.code(reply)
         earlier = self._earlier_programs()
-        self._emit(ProgramExtracted(sid, index, program,
-                                    program is not None and extract.code_key(program) in earlier))
+        self._emit(ProgramExtracted(sid, index, program, program is not None and extract.code_key(program) in earlier))
         public = hidden = None
         if program is None:
             text = feedback.NO_CODE
         else:
-            public, hidden = grade(self.sandbox, self.problem, program)
-            text = feedback.render(public, field_chars=self.settings.feedback_field_chars,
-                                   timeout_s=self.settings.timeout_s)
-        return Turn(index=index, messages=messages, reply=reply, program=program, feedback=text,
-                    feedback_message=self.prompts.feedback_content(text),
-                    public_pass_rate=public.pass_rate if public else 0.0,
-                    hidden_pass_rate=hidden.pass_rate if hidden else 0.0,
-                    public=public, hidden=hidden, author=author, created_at=time.time())
+            public, hidden = run_public_and_hidden(self.sandbox, self.problem, program)
+            text = feedback.render(
+                public, field_chars=self.settings.feedback_field_chars, timeout_s=self.settings.timeout_s
+            )
+        return Turn(
+            index=index,
+            messages=messages,
+            reply=reply,
+            program=program,
+            feedback=text,
+            feedback_message=self.prompts.feedback_content(text),
+            public_pass_rate=public.pass_rate if public else 0.0,
+            hidden_pass_rate=hidden.pass_rate if hidden else 0.0,
+            public=public,
+            hidden=hidden,
+            author=author,
+            created_at=time.time(),
+        )
 
     def _record(self, turn: Turn) -> Turn:
         self.turns.append(turn)

@@ -11,8 +11,9 @@ import json
 from typing import Any, Iterable, Iterator
 
 
-def json_lines(lines: Iterable[str], where: str, error: type[Exception],
-               must_be: str | None = None) -> Iterator[tuple[str, int, Any]]:
+def json_lines(
+    lines: Iterable[str], where: str, error: type[Exception], must_be: str | None = None
+) -> Iterator[tuple[str, int, Any]]:
     """(`where:number`, number, value) of each non-blank line. A line that is not JSON
     raises `error`; with `must_be` (e.g. "a record"), so does a value that is not an object."""
     for number, line in enumerate(lines, 1):

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from assistant.problems.sources import humaneval, humaneval_one, parse_jsonl
 from assistant.problems.schema import Problem, ProblemError
+from assistant.problems.sources import humaneval, humaneval_one, parse_jsonl
 
 PROBLEM_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
@@ -44,8 +44,10 @@ def read_problem_file(path: Path) -> list[Problem]:
     if not items:
         raise ProblemError(f"{path}: the file holds no problems")
     where = str(path)
-    return [Problem.from_dict(item, where if len(items) == 1 else f"{where}[{i}]", path.parent)
-            for i, item in enumerate(items)]
+    return [
+        Problem.from_dict(item, where if len(items) == 1 else f"{where}[{i}]", path.parent)
+        for i, item in enumerate(items)
+    ]
 
 
 def load_problems(spec: str) -> list[Problem]:

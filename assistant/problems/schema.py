@@ -1,4 +1,4 @@
-"""Problems: the schema (DESIGN.md §3) and its validation with one-sentence errors.
+"""Problems: the schema (docs/data.md) and its validation with one-sentence errors.
 
 This module does not read files, run tests or build prompts; it only says what a problem
 is. Files and names become problems in `assistant.problems.resolve`; published datasets'
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,22 @@ from sandbox.api import KINDS, Project, TestCase
 
 ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$")
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-FIELDS = ("id", "title", "statement", "kind", "entry_point", "starter_code", "public_tests",
-          "hidden_tests", "tests", "source", "difficulty", "project_dir", "target_file",
-          "test_command")
+FIELDS = (
+    "id",
+    "title",
+    "statement",
+    "kind",
+    "entry_point",
+    "starter_code",
+    "public_tests",
+    "hidden_tests",
+    "tests",
+    "source",
+    "difficulty",
+    "project_dir",
+    "target_file",
+    "test_command",
+)
 
 
 class ProblemError(UserError):
@@ -52,10 +65,16 @@ class Problem:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping that `Problem.from_dict` reads back unchanged."""
-        out: dict[str, Any] = {"id": self.id, "title": self.title, "statement": self.statement,
-                               "kind": self.kind}
-        for key in ("entry_point", "starter_code", "source", "difficulty", "project_dir",
-                    "target_file", "test_command"):
+        out: dict[str, Any] = {"id": self.id, "title": self.title, "statement": self.statement, "kind": self.kind}
+        for key in (
+            "entry_point",
+            "starter_code",
+            "source",
+            "difficulty",
+            "project_dir",
+            "target_file",
+            "test_command",
+        ):
             value = getattr(self, key)
             if value:
                 out[key] = value
@@ -64,8 +83,9 @@ class Problem:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "problem", base_dir: Path | None = None,
-                  check_paths: bool = True) -> "Problem":
+    def from_dict(
+        cls, data: Any, where: str = "problem", base_dir: Path | None = None, check_paths: bool = True
+    ) -> "Problem":
         """Validate a mapping; `where` names it in error messages; `base_dir` anchors
         a relative `project_dir`; `check_paths=False` accepts a stored pytest problem
         whose project is not on this machine."""
@@ -82,8 +102,11 @@ class Problem:
     def project(self) -> Project | None:
         if self.kind != "pytest":
             return None
-        return Project(project_dir=str(self.project_dir), target_file=str(self.target_file),
-                       test_command=self.test_command or "python -m pytest -q")
+        return Project(
+            project_dir=str(self.project_dir),
+            target_file=str(self.target_file),
+            test_command=self.test_command or "python -m pytest -q",
+        )
 
 
 def dedupe(tests: list[TestCase]) -> list[TestCase]:
@@ -141,8 +164,7 @@ def _validate(data: Any, where: str, base_dir: Path | None, check_paths: bool = 
         raise _fail(where, f"a problem must be a mapping of fields, not {type(data).__name__}")
     unknown = sorted(set(data) - set(FIELDS))
     if unknown:
-        raise _fail(where, f"unknown field(s) {', '.join(map(repr, unknown))}; "
-                           f"known fields are {', '.join(FIELDS)}")
+        raise _fail(where, f"unknown field(s) {', '.join(map(repr, unknown))}; known fields are {', '.join(FIELDS)}")
     pid = _string(data, "id", where, required=True)
     assert pid is not None
     if not ID_RE.match(pid):
@@ -166,15 +188,23 @@ def _validate(data: Any, where: str, base_dir: Path | None, check_paths: bool = 
     public, hidden = _test_sets(public, hidden, both, kind, where)
     extra = _pytest_fields(data, kind, where, base_dir, check_paths)
     return Problem(
-        id=pid, title=_string(data, "title", where) or pid, statement=str(statement), kind=kind,
-        entry_point=entry, starter_code=_string(data, "starter_code", where) or "",
-        public_tests=public, hidden_tests=hidden, source=_string(data, "source", where) or "",
-        difficulty=_string(data, "difficulty", where) or "", **extra)
+        id=pid,
+        title=_string(data, "title", where) or pid,
+        statement=str(statement),
+        kind=kind,
+        entry_point=entry,
+        starter_code=_string(data, "starter_code", where) or "",
+        public_tests=public,
+        hidden_tests=hidden,
+        source=_string(data, "source", where) or "",
+        difficulty=_string(data, "difficulty", where) or "",
+        **extra,
+    )
 
 
-def _test_sets(public: list[TestCase] | None, hidden: list[TestCase] | None,
-               both: list[TestCase] | None, kind: str, where: str
-               ) -> tuple[list[TestCase], list[TestCase]]:
+def _test_sets(
+    public: list[TestCase] | None, hidden: list[TestCase] | None, both: list[TestCase] | None, kind: str, where: str
+) -> tuple[list[TestCase], list[TestCase]]:
     if both is not None:
         public = hidden = both
     if not public and not hidden:
@@ -188,8 +218,9 @@ def _test_sets(public: list[TestCase] | None, hidden: list[TestCase] | None,
     return list(public or []), list(hidden or [])
 
 
-def _pytest_fields(data: dict[str, Any], kind: str, where: str, base_dir: Path | None,
-                   check_paths: bool) -> dict[str, Any]:
+def _pytest_fields(
+    data: dict[str, Any], kind: str, where: str, base_dir: Path | None, check_paths: bool
+) -> dict[str, Any]:
     keys = ("project_dir", "target_file", "test_command")
     if kind != "pytest":
         present = [k for k in keys if data.get(k) is not None]

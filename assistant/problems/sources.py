@@ -63,15 +63,25 @@ def humaneval_problem(row: dict[str, Any]) -> Problem:
     entry = row["entry_point"]
     tests = split_check(row["test"], entry)
     public = tests[: min(3, len(tests) - 1)] or tests
-    statement = ("Complete the following Python function. Keep its name and signature.\n\n"
-                 f"```python\n{row['prompt'].rstrip()}\n```")
-    return Problem(id=row["task_id"], title=entry, statement=statement, kind="function",
-                   entry_point=entry, starter_code=row["prompt"], public_tests=public,
-                   hidden_tests=tests, source="humaneval")
+    statement = (
+        "Complete the following Python function. Keep its name and signature.\n\n"
+        f"```python\n{row['prompt'].rstrip()}\n```"
+    )
+    return Problem(
+        id=row["task_id"],
+        title=entry,
+        statement=statement,
+        kind="function",
+        entry_point=entry,
+        starter_code=row["prompt"],
+        public_tests=public,
+        hidden_tests=tests,
+        source="humaneval",
+    )
 
 
 def _lines(source: str, node: ast.stmt) -> str:
-    lines = source.splitlines()[node.lineno - 1: node.end_lineno]
+    lines = source.splitlines()[node.lineno - 1 : node.end_lineno]
     return textwrap.dedent("\n".join(lines)).strip()
 
 
@@ -82,8 +92,7 @@ def split_check(test_source: str, entry_point: str) -> list[TestCase]:
     check = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"), None)
     if check is None:
         raise ProblemError("a HumanEval test has no check(candidate) function")
-    prefix = [_lines(test_source, n) for n in tree.body
-              if n is not check and not _assigns_metadata(n)]
+    prefix = [_lines(test_source, n) for n in tree.body if n is not check and not _assigns_metadata(n)]
     setup: list[str] = []
     tests: list[TestCase] = []
     for node in check.body:
@@ -103,8 +112,7 @@ def split_check(test_source: str, entry_point: str) -> list[TestCase]:
 
 
 def _assigns_metadata(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Assign) and any(
-        isinstance(t, ast.Name) and t.id == "METADATA" for t in node.targets)
+    return isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "METADATA" for t in node.targets)
 
 
 # --- JSONL records -------------------------------------------------------------------
@@ -112,8 +120,9 @@ def _assigns_metadata(node: ast.stmt) -> bool:
 
 def parse_jsonl(text: str, where: str) -> list[Problem]:
     """One problem per line, in whichever supported shape each line has."""
-    problems = [from_record(record, here, number)
-                for here, number, record in json_lines(text.splitlines(), where, ProblemError)]
+    problems = [
+        from_record(record, here, number) for here, number, record in json_lines(text.splitlines(), where, ProblemError)
+    ]
     if not problems:
         raise ProblemError(f"{where}: the file holds no problems")
     return problems
@@ -152,8 +161,11 @@ def _text(value: Any) -> str:
 
 
 def _io_tests(io_spec: Any, where: str, fn_name: str | None, call: str | None) -> list[TestCase]:
-    if not isinstance(io_spec, dict) or not isinstance(io_spec.get("inputs"), list) \
-            or not isinstance(io_spec.get("outputs"), list):
+    if (
+        not isinstance(io_spec, dict)
+        or not isinstance(io_spec.get("inputs"), list)
+        or not isinstance(io_spec.get("outputs"), list)
+    ):
         raise ProblemError(f"{where}: tests must be an object with 'inputs' and 'outputs' lists")
     inputs, outputs = io_spec["inputs"], io_spec["outputs"]
     if len(inputs) != len(outputs):
@@ -191,10 +203,18 @@ def taco(record: dict[str, Any], where: str, number: int = 0) -> Problem:
     starter = record.get("starter_code") or ""
     tests = _ensure_tests(_io_tests(spec, where, fn_name, _call_target(starter, fn_name or "")), where)
     pid = str(record.get("id") or record.get("problem_id") or record.get("task_id") or f"taco-{number}")
-    return Problem(id=pid, title=str(record.get("title") or pid), statement=str(record.get("question", "")),
-                   kind="function" if fn_name else "stdio", entry_point=fn_name, starter_code=starter,
-                   public_tests=tests, hidden_tests=tests, source=str(record.get("source") or "taco"),
-                   difficulty=str(record.get("difficulty") or ""))
+    return Problem(
+        id=pid,
+        title=str(record.get("title") or pid),
+        statement=str(record.get("question", "")),
+        kind="function" if fn_name else "stdio",
+        entry_point=fn_name,
+        starter_code=starter,
+        public_tests=tests,
+        hidden_tests=tests,
+        source=str(record.get("source") or "taco"),
+        difficulty=str(record.get("difficulty") or ""),
+    )
 
 
 class _StringsOnly(pickle.Unpickler):
@@ -232,20 +252,32 @@ def livecodebench(record: dict[str, Any], where: str) -> Problem:
 
     def convert(cases: list[dict[str, Any]]) -> list[TestCase]:
         if fn_name:
-            return [call_test(call, [json.loads(line) for line in c["input"].splitlines() if line.strip()],
-                              json.loads(c["output"])) for c in cases]
+            return [
+                call_test(
+                    call,
+                    [json.loads(line) for line in c["input"].splitlines() if line.strip()],
+                    json.loads(c["output"]),
+                )
+                for c in cases
+            ]
         return [TestCase(input=c["input"], output=c["output"]) for c in cases]
 
     public, hidden = convert(public_cases), convert(private_cases)
     pid = str(record.get("question_id") or record.get("id") or "")
     if not pid:
         raise ProblemError(f"{where}: the record has no question_id")
-    return Problem(id=pid, title=str(record.get("question_title") or pid),
-                   statement=str(record["question_content"]), kind="function" if fn_name else "stdio",
-                   entry_point=fn_name, starter_code=starter,
-                   public_tests=_ensure_tests(public or hidden, where), hidden_tests=hidden or public,
-                   source=str(record.get("platform") or "livecodebench"),
-                   difficulty=str(record.get("difficulty") or ""))
+    return Problem(
+        id=pid,
+        title=str(record.get("question_title") or pid),
+        statement=str(record["question_content"]),
+        kind="function" if fn_name else "stdio",
+        entry_point=fn_name,
+        starter_code=starter,
+        public_tests=_ensure_tests(public or hidden, where),
+        hidden_tests=hidden or public,
+        source=str(record.get("platform") or "livecodebench"),
+        difficulty=str(record.get("difficulty") or ""),
+    )
 
 
 def reference_record(record: dict[str, Any], where: str) -> Problem:
@@ -264,7 +296,14 @@ def reference_record(record: dict[str, Any], where: str) -> Problem:
     public = sets.get("public_test_cases") or sets.get("test_cases") or []
     hidden = sets.get("hidden_test_cases") or sets.get("test_cases") or public
     statement = str(record["instruction"]).split(REFERENCE_MARKER)[-1].strip()
-    return Problem(id=pid, title=pid, statement=statement, kind="function" if fn_name else "stdio",
-                   entry_point=fn_name, public_tests=_ensure_tests(public, where),
-                   hidden_tests=dedupe(hidden), source=str(record.get("source") or "reference"),
-                   difficulty=str(record.get("difficulty") or ""))
+    return Problem(
+        id=pid,
+        title=pid,
+        statement=statement,
+        kind="function" if fn_name else "stdio",
+        entry_point=fn_name,
+        public_tests=_ensure_tests(public, where),
+        hidden_tests=dedupe(hidden),
+        source=str(record.get("source") or "reference"),
+        difficulty=str(record.get("difficulty") or ""),
+    )

@@ -4,8 +4,9 @@ A seeded shuffle of the task ids: ids are ordered by sha256("<seed>:<id>"), whic
 neither on Python's `random` module nor on the order the ids come in, so a split never
 changes across runs, versions or machines. The first round(n * test_share) ids are `test`;
 the rest form the train pool, whose first round(pool * val_share_of_train) ids are carved
-out as `val`; `train` is what remains. The rule's numbers live in `configs/eval.yaml`
-(`split:`); with them HumanEval's 164 ids give test 82, train 66, val 16.
+out as `val`; `train` is what remains. The rule's numbers are the `eval.split` settings section
+(`assistant.settings.SplitSection`, configs/eval.yaml `split:`), which is a `Rule`; with them
+HumanEval's 164 ids give test 82, train 66, val 16.
 
 `cobalt collect --split train` and `cobalt eval --split test` both select through here, so
 trajectories collected for training never come from evaluation tasks. A HumanEval task
@@ -28,12 +29,12 @@ SPLITS = ("all", "train", "val", "test")
 
 @dataclass(frozen=True)
 class SplitRule:
-    """The numbers of a split, with the defaults of `configs/eval.yaml` (whose loaded values are
-    `Settings.eval.split`, an `assistant.settings.SplitSection`, which is a Rule too)."""
+    """The numbers of a `Rule` as a hashable value (the cache key of `humaneval_splits`); they
+    come from a Rule, whose defaults are `assistant.settings.SplitSection`'s."""
 
-    split_seed: int = 20260101
-    test_share: float = 0.5
-    val_share_of_train: float = 0.2
+    split_seed: int
+    test_share: float
+    val_share_of_train: float
 
 
 def shuffled(ids: list[str], seed: int) -> list[str]:

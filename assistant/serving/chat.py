@@ -96,8 +96,9 @@ class ChatClient:
         """Extra litellm arguments for one request (a hook for tests and providers)."""
         return {}
 
-    def _kwargs(self, messages: Messages, temperature: float, top_p: float,
-                max_tokens: int | None, stream: bool) -> dict[str, Any]:
+    def _kwargs(
+        self, messages: Messages, temperature: float, top_p: float, max_tokens: int | None, stream: bool
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -120,8 +121,15 @@ class ChatClient:
         kwargs.update(self.request_kwargs(messages))
         return kwargs
 
-    def chat(self, messages: Messages, *, temperature: float = 0.0, top_p: float = 1.0,
-             max_tokens: int | None = None, on_token: TokenCallback | None = None) -> ChatResult:
+    def chat(
+        self,
+        messages: Messages,
+        *,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_tokens: int | None = None,
+        on_token: TokenCallback | None = None,
+    ) -> ChatResult:
         """One completion; streams tokens to `on_token` when given (and always with
         `stop_at_fence`). litellm retries a failed request (`num_retries`, exponential
         back-off); then LLMError."""
@@ -162,8 +170,10 @@ class ChatClient:
         name = type(exc).__name__ if exc else "unknown error"
         text = str(exc).strip().splitlines()[0][:300] if exc and str(exc).strip() else name
         if "Timeout" in name or "timed out" in text.lower():
-            return (f"model {self.display_name}{where} did not answer within {self.timeout_s:.0f} s "
-                    f"({self.retries + 1} attempts); raise model.timeout_s if the machine is busy")
+            return (
+                f"model {self.display_name}{where} did not answer within {self.timeout_s:.0f} s "
+                f"({self.retries + 1} attempts); raise model.timeout_s if the machine is busy"
+            )
         if "Connection" in name or "connect" in text.lower():
             return f"cannot reach model {self.display_name}{where}: is the server running (`cobalt serve`)?"
         return f"model {self.display_name}{where} failed after {self.retries + 1} attempts: {text}"
@@ -193,7 +203,7 @@ class _StreamReader:
             self.first_token_s = time.perf_counter() - self.start
         end = answer_end(self.text + delta) if self.client.stop_at_fence and "`" in delta else None
         if end is not None:
-            delta = delta[:max(0, end - len(self.text))]
+            delta = delta[: max(0, end - len(self.text))]
             self.finish = "fence"
         self.text += delta
         if delta and self.on_token is not None:
@@ -215,8 +225,9 @@ class _StreamReader:
         prompt = getattr(self.usage, "prompt_tokens", 0) or 0
         if self.text and (not completion or self.finish in ("fence", "repetition")):
             completion = _count_tokens(self.client.model, self.text, self.client.api_base)
-        return ChatResult(self.text, prompt, completion, time.perf_counter() - self.start, self.finish,
-                          self.first_token_s)
+        return ChatResult(
+            self.text, prompt, completion, time.perf_counter() - self.start, self.finish, self.first_token_s
+        )
 
 
 def _http_response(stream: Any) -> Any:
@@ -243,8 +254,11 @@ def _count_tokens(model: str, text: str, api_base: str | None = None) -> int:
         try:
             import httpx
 
-            response = httpx.post(api_base.removesuffix("/v1") + "/tokenize", timeout=10,
-                                  json={"model": model.split("/", 1)[1], "prompt": text, "add_special_tokens": False})
+            response = httpx.post(
+                api_base.removesuffix("/v1") + "/tokenize",
+                timeout=10,
+                json={"model": model.split("/", 1)[1], "prompt": text, "add_special_tokens": False},
+            )
             if response.status_code == 200:
                 return int(response.json()["count"])
         except Exception:

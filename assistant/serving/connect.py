@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from assistant.serving import adapters
-from assistant.serving import models
+from assistant.serving import adapters, models
 from assistant.serving.chat import ChatClient
 from assistant.serving.server import ServerError, ensure, load_adapter, served_models
+from assistant.serving.token_bias import triple_quote_ban
 
 if TYPE_CHECKING:
     from assistant.settings import ModelSettings, PathsSettings, ServerSettings
@@ -26,9 +26,15 @@ def is_provider_model(name: str) -> bool:
     return "/" in name and not Path(name).expanduser().exists() and name.split("/")[0].isidentifier()
 
 
-def resolve_client(settings: ModelSettings, model: str | None = None, *, server: ServerSettings,
-                   paths: PathsSettings, adapter: str | None = None,
-                   progress: Callable[[str], None] = print) -> ChatClient:
+def resolve_client(
+    settings: ModelSettings,
+    model: str | None = None,
+    *,
+    server: ServerSettings,
+    paths: PathsSettings,
+    adapter: str | None = None,
+    progress: Callable[[str], None] = print,
+) -> ChatClient:
     """A ChatClient for a local model (starting or reusing the server) or a provider id.
     With no `adapter`, a local model is served through its promoted adapter, if any
     (hot-loaded when the server lacks it); `adapter="base"` forces the bare base model."""
@@ -42,9 +48,16 @@ def resolve_client(settings: ModelSettings, model: str | None = None, *, server:
     if info.merged:  # the promoted adapter merged into the base, at full speed
         entry = adapters.current_adapter(root, info.model)
         if entry is not None and entry["name"] != info.merged:
-            progress(f"the server serves {info.merged} merged; restart it (`cobalt serve --stop`) to serve {entry['name']}")
-        client = ChatClient(f"hosted_vllm/{info.merged}", api_base=info.api_base, display_name=info.merged, **common,
-                            logit_bias=local_bias(settings, info.model_path))
+            progress(
+                f"the server serves {info.merged} merged; restart it (`cobalt serve --stop`) to serve {entry['name']}"
+            )
+        client = ChatClient(
+            f"hosted_vllm/{info.merged}",
+            api_base=info.api_base,
+            display_name=info.merged,
+            **common,
+            logit_bias=local_bias(settings, info.model_path),
+        )
         client.adapter_version = info.merged
         return client
     target = info.model if adapter in (None, "base") else adapter
@@ -61,8 +74,13 @@ def resolve_client(settings: ModelSettings, model: str | None = None, *, server:
             if entry["name"] not in served_models(info.api_base):
                 load_adapter(info.api_base, entry["name"], entry["path"])
             target = entry["name"]
-    client = ChatClient(f"hosted_vllm/{target}", api_base=info.api_base, display_name=target, **common,
-                        logit_bias=local_bias(settings, info.model_path))
+    client = ChatClient(
+        f"hosted_vllm/{target}",
+        api_base=info.api_base,
+        display_name=target,
+        **common,
+        logit_bias=local_bias(settings, info.model_path),
+    )
     client.adapter_version = None if target == info.model else target
     return client
 
@@ -71,7 +89,6 @@ def local_bias(settings: ModelSettings, tokenizer_dir: str | Path) -> dict[int, 
     """The logit biases a client of a locally served model sends (None: none)."""
     if not settings.suppress_docstrings:
         return None
-    from assistant.serving.token_bias import triple_quote_ban
 
     return triple_quote_ban(str(tokenizer_dir))
 
@@ -81,8 +98,10 @@ def registered_adapter(root: Path, base_model: str, adapter: str) -> tuple[str, 
     `<base>-vN`); anything else is an error that says where adapters come from."""
     found = adapters.registered_version(root, base_model, adapter)
     if found is None:
-        raise ServerError(f"adapter {adapter!r} is neither loaded in the server nor a registered version of "
-                          f"{base_model} (see `cobalt adapters list`)")
+        raise ServerError(
+            f"adapter {adapter!r} is neither loaded in the server nor a registered version of "
+            f"{base_model} (see `cobalt adapters list`)"
+        )
     version, path, trained_on = found
     if trained_on is not None and Path(trained_on).expanduser().name != base_model:
         raise ServerError(f"adapter v{version} was trained on {trained_on}, not on {base_model}")

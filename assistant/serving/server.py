@@ -21,14 +21,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-import httpx
-
-from assistant.serving import adapters
-from assistant.store import atomic
-from assistant.serving import models
-from assistant.serving import vllm_args
-from assistant.serving.device import on_gpu
 from assistant.errors import UserError
+from assistant.serving import adapters, models, vllm_args
+from assistant.serving.device import on_gpu
+from assistant.store import atomic
 
 if TYPE_CHECKING:
     from assistant.settings import PathsSettings, ServerSettings
@@ -73,6 +69,8 @@ def _alive(pid: int) -> bool:
 
 
 def healthy(url: str, timeout: float = 2.0) -> bool:
+    import httpx  # heavy third-party: imported when the server is spoken to
+
     try:
         return httpx.get(url + "/health", timeout=timeout).status_code == 200
     except httpx.HTTPError:
@@ -118,25 +116,45 @@ def parallel_args(server: ServerSettings) -> list[str]:
     return argv
 
 
-def command(model_path: Path, served_name: str, server: ServerSettings, port: int,
-            speculative: bool = True) -> tuple[list[str], dict[str, str]]:
+def command(
+    model_path: Path, served_name: str, server: ServerSettings, port: int, speculative: bool = True
+) -> tuple[list[str], dict[str, str]]:
     """The vLLM command line and environment for this machine (latency options:
     `assistant.serving.vllm_args`; `speculative=False` leaves speculative decoding out)."""
     argv = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(model_path), "--served-model-name", served_name,
-        "--host", server.host, "--port", str(port),
-        "--enable-lora", "--max-lora-rank", str(server.max_lora_rank),
-        "--max-loras", str(server.max_loras), *parallel_args(server),
-        "--max-model-len", str(server.max_model_len),
-        "--generation-config", "vllm",
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model_path),
+        "--served-model-name",
+        served_name,
+        "--host",
+        server.host,
+        "--port",
+        str(port),
+        "--enable-lora",
+        "--max-lora-rank",
+        str(server.max_lora_rank),
+        "--max-loras",
+        str(server.max_loras),
+        *parallel_args(server),
+        "--max-model-len",
+        str(server.max_model_len),
+        "--generation-config",
+        "vllm",
         *vllm_args.arguments(server, speculative),
     ]
-    env = dict(os.environ, VLLM_ALLOW_RUNTIME_LORA_UPDATING="true", VLLM_NO_USAGE_STATS="1",
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONWARNINGS="ignore")
+    env = dict(
+        os.environ,
+        VLLM_ALLOW_RUNTIME_LORA_UPDATING="true",
+        VLLM_NO_USAGE_STATS="1",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONWARNINGS="ignore",
+    )
     if on_gpu():
-        argv += ["--dtype", server.gpu_dtype,
-                 "--gpu-memory-utilization", str(server.gpu_memory_utilization)]
+        argv += ["--dtype", server.gpu_dtype, "--gpu-memory-utilization", str(server.gpu_memory_utilization)]
     else:
         argv += ["--dtype", server.cpu_dtype]
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(server.cpu_kvcache_space_gb))
@@ -155,11 +173,17 @@ def _last_error(log: Path) -> str:
     for line in reversed(lines):
         if "Error" in line or "error" in line:
             return line.split("]", 1)[-1].strip()[:300]
-    return (lines[-1].strip()[:300] if lines else "the log is empty")
+    return lines[-1].strip()[:300] if lines else "the log is empty"
 
 
-def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | None = None,
-          progress: Callable[[str], None] = print, merged: bool = False) -> tuple[ServerInfo, subprocess.Popen]:
+def start(
+    server: ServerSettings,
+    paths: PathsSettings,
+    model: str,
+    port: int | None = None,
+    progress: Callable[[str], None] = print,
+    merged: bool = False,
+) -> tuple[ServerInfo, subprocess.Popen]:
     """Start a server for `model` in its own session, wait for /health, record it under
     `paths.data_dir`. Reuse is the caller's choice (`ensure`). A server that does not start
     with speculative decoding is started again without it. With `merged` and
@@ -171,9 +195,15 @@ def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | 
     port = int(port or server.port)
     host = server.host
     if not port_free(host, port):
-        raise ServerError(f"port {port} on {host} is busy: another program listens there; choose another with --port or COBALT__SERVER__PORT")
-    entry = adapters.current_adapter(adapters.adapters_root(paths.data_dir), served) \
-        if merged and server.serve_merged else None
+        raise ServerError(
+            f"port {port} on {host} is busy: another program listens there; "
+            "choose another with --port or COBALT__SERVER__PORT"
+        )
+    entry = (
+        adapters.current_adapter(adapters.adapters_root(paths.data_dir), served)
+        if merged and server.serve_merged
+        else None
+    )
     merged_name = None
     if entry and entry.get("merged") and (Path(entry["merged"]) / "config.json").is_file():
         path, merged_name = Path(entry["merged"]), str(entry["name"])
@@ -193,32 +223,50 @@ def start(server: ServerSettings, paths: PathsSettings, model: str, port: int | 
     raise AssertionError("unreachable")
 
 
-def _start_once(server: ServerSettings, paths: PathsSettings, command_env: tuple[list[str], dict[str, str]],
-                served: str, path: Path, log: Path, progress: Callable[[str], None], merged: str | None,
-                append: bool = False) -> tuple[ServerInfo, subprocess.Popen]:
+def _start_once(
+    server: ServerSettings,
+    paths: PathsSettings,
+    command_env: tuple[list[str], dict[str, str]],
+    served: str,
+    path: Path,
+    log: Path,
+    progress: Callable[[str], None],
+    merged: str | None,
+    append: bool = False,
+) -> tuple[ServerInfo, subprocess.Popen]:
     argv, env = command_env
     host, port = server.host, int(argv[argv.index("--port") + 1])
     with open(log, "a" if append else "w") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True, cwd=paths.data_dir)
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=paths.data_dir
+        )
     info = ServerInfo(proc.pid, host, port, served, str(path), str(log), "--speculative-config" in argv, merged)
     deadline = time.monotonic() + server.startup_timeout_s
     started = time.monotonic()
     while not healthy(info.url, timeout=1.0):
         code = proc.poll()
         if code is not None:
-            raise ServerError(f"the vLLM server exited during start-up (code {code}): {_last_error(log)}; full log at {log}")
+            raise ServerError(
+                f"the vLLM server exited during start-up (code {code}): {_last_error(log)}; full log at {log}"
+            )
         if time.monotonic() > deadline:
             stop_process(proc)
-            raise ServerError(f"the vLLM server did not become healthy within {server.startup_timeout_s:g} s; log at {log}")
+            raise ServerError(
+                f"the vLLM server did not become healthy within {server.startup_timeout_s:g} s; log at {log}"
+            )
         time.sleep(0.5)
     atomic.write_json(_state_file(paths), asdict(info))
     progress(f"vLLM ready on {served} in {time.monotonic() - started:.0f} s")
     return info, proc
 
 
-def ensure(server: ServerSettings, paths: PathsSettings, model: str,
-           progress: Callable[[str], None] = print, merged: bool = False) -> ServerInfo:
+def ensure(
+    server: ServerSettings,
+    paths: PathsSettings,
+    model: str,
+    progress: Callable[[str], None] = print,
+    merged: bool = False,
+) -> ServerInfo:
     """The running server for `model`, or a new detached one. Only callers that serve the
     current adapter and nothing else may pass `merged` (see `start`); the others (the base
     model, other versions, hot-loading) get an error from a server running a merged one."""
@@ -227,10 +275,14 @@ def ensure(server: ServerSettings, paths: PathsSettings, model: str,
     if info is not None:
         if info.model == name or info.model_path == str(Path(name).expanduser().resolve()):
             if info.merged and not merged:
-                raise ServerError(f"the server at {info.url} serves adapter {info.merged} merged into {info.model}, "
-                                  f"not the bare base model; stop it with `cobalt serve --stop` first")
+                raise ServerError(
+                    f"the server at {info.url} serves adapter {info.merged} merged into {info.model}, "
+                    f"not the bare base model; stop it with `cobalt serve --stop` first"
+                )
             return info
-        raise ServerError(f"a server for {info.model} already runs at {info.url}; stop it with `cobalt serve --stop` to serve {name}")
+        raise ServerError(
+            f"a server for {info.model} already runs at {info.url}; stop it with `cobalt serve --stop` to serve {name}"
+        )
     info, _ = start(server, paths, name, progress=progress, merged=merged)
     return info
 
@@ -264,6 +316,8 @@ def stop(paths: PathsSettings) -> ServerInfo | None:
 
 
 def served_models(api_base: str) -> list[str]:
+    import httpx  # heavy third-party: imported when the server is spoken to
+
     try:
         response = httpx.get(api_base + "/models", timeout=10)
         response.raise_for_status()
@@ -274,14 +328,20 @@ def served_models(api_base: str) -> list[str]:
 
 def load_adapter(api_base: str, name: str, path: str | Path) -> None:
     """Hot-load a LoRA adapter under a new name; an existing name is refused."""
+    import httpx  # heavy third-party: imported when the server is spoken to
+
     if name in served_models(api_base):
         raise ServerError(f"an adapter named {name!r} is already loaded; load each version under a new name")
-    response = httpx.post(api_base + "/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)}, timeout=300)
+    response = httpx.post(
+        api_base + "/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)}, timeout=300
+    )
     if response.status_code != 200:
         raise ServerError(f"the server refused adapter {name!r} from {path}: {response.text.strip()[:300]}")
 
 
 def unload_adapter(api_base: str, name: str) -> None:
+    import httpx  # heavy third-party: imported when the server is spoken to
+
     response = httpx.post(api_base + "/unload_lora_adapter", json={"lora_name": name}, timeout=60)
     if response.status_code != 200:
         raise ServerError(f"the server could not unload adapter {name!r}: {response.text.strip()[:300]}")

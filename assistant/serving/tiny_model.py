@@ -1,13 +1,17 @@
 """The `tiny` test model: a 2-layer random Qwen2 with a byte-level BPE tokenizer trained here
 on local Python sources, and a ChatML chat template. It writes garbage; it exists so that
-tests can exercise serving, LoRA loading and training mechanics in seconds, offline."""
+tests can exercise serving, LoRA loading and training mechanics in seconds, offline. Its shape
+is the `tiny:` entry of configs/models.yaml (`TinySpec`)."""
 
 from __future__ import annotations
 
 import random
 import sysconfig
 from pathlib import Path
-from typing import Any
+
+from pydantic import Field
+
+from assistant.settings import Section
 
 CHATML = (
     "{% for message in messages %}"
@@ -39,29 +43,44 @@ def build_tokenizer(vocab_size: int, seed: int = 0):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     tok.train_from_iterator(_corpus(seed=seed), trainer=trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                   bos_token=None, unk_token=None)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None, unk_token=None
+    )
     fast.chat_template = CHATML
     return fast
 
 
-def build_tiny(spec: dict[str, Any], out: Path) -> None:
+class TinySpec(Section):
+    """The `tiny:` entry of a built-in model in configs/models.yaml: the random model's shape."""
+
+    vocab_size: int = Field(ge=1, description="Tokens of the byte-level BPE tokenizer trained here.")
+    hidden_size: int = Field(ge=1, description="Qwen2Config hidden_size.")
+    intermediate_size: int = Field(ge=1, description="Qwen2Config intermediate_size.")
+    num_hidden_layers: int = Field(ge=1, description="Qwen2Config num_hidden_layers.")
+    num_attention_heads: int = Field(ge=1, description="Qwen2Config num_attention_heads.")
+    num_key_value_heads: int = Field(ge=1, description="Qwen2Config num_key_value_heads.")
+    max_position_embeddings: int = Field(ge=1, description="Qwen2Config max_position_embeddings.")
+    seed: int = Field(0, description="Seeds the tokenizer's corpus and the random weights.")
+
+
+def build_tiny(spec: TinySpec, out: Path) -> None:
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
-    seed = int(spec.get("seed", 0))
-    tokenizer = build_tokenizer(int(spec["vocab_size"]), seed)
+    seed = spec.seed
+    tokenizer = build_tokenizer(spec.vocab_size, seed)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
-        hidden_size=spec["hidden_size"],
-        intermediate_size=spec["intermediate_size"],
-        num_hidden_layers=spec["num_hidden_layers"],
-        num_attention_heads=spec["num_attention_heads"],
-        num_key_value_heads=spec["num_key_value_heads"],
-        max_position_embeddings=spec["max_position_embeddings"],
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=spec.num_hidden_layers,
+        num_attention_heads=spec.num_attention_heads,
+        num_key_value_heads=spec.num_key_value_heads,
+        max_position_embeddings=spec.max_position_embeddings,
         tie_word_embeddings=False,
         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
         pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),

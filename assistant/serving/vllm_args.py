@@ -1,4 +1,4 @@
-"""The latency options of the vLLM command line (DESIGN.md §6, issue 13), from the
+"""The latency options of the vLLM command line (docs/serving.md, issue 13), from the
 `server` settings section:
 
 - n-gram (prompt-lookup) speculative decoding (`speculative:`): repair turns copy most of

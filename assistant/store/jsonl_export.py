@@ -22,18 +22,27 @@ import json
 from itertools import groupby
 from typing import Any, Iterable, Iterator, TextIO
 
-from assistant.loop import extract
-from assistant.loop import prompts
+from assistant.loop import extract, prompts
 from assistant.problems.jsonl import json_lines
-from assistant.problems.sources import from_record
 from assistant.problems.schema import Problem, ProblemError
-from assistant.store.trajectory_db import Store, StoreError
+from assistant.problems.sources import from_record
 from assistant.store.trajectory import UNSOLVED, SessionRecord, Turn
+from assistant.store.trajectory_db import Store, StoreError
 from sandbox.api import RunResult, TestCase
 
 FORMAT_VERSION = 1
-TURN_FIELDS = ("author", "tokens", "prompt_tokens", "latency_s", "temperature", "top_p",
-               "resamples", "repeated", "finish_reason", "created_at")
+TURN_FIELDS = (
+    "author",
+    "tokens",
+    "prompt_tokens",
+    "latency_s",
+    "temperature",
+    "top_p",
+    "resamples",
+    "repeated",
+    "finish_reason",
+    "created_at",
+)
 
 
 def tests_json(tests: list[TestCase], problem: Problem) -> str:
@@ -62,10 +71,18 @@ def _turn_meta(turn: Turn) -> dict[str, Any]:
 
 
 def _session_meta(session: SessionRecord) -> dict[str, Any]:
-    return {"id": session.id, "model": session.model, "adapter_version": session.adapter_version,
-            "source": session.source, "status": session.status, "error": session.error,
-            "started_at": session.started_at, "ended_at": session.ended_at, "meta": session.meta,
-            "turns": [_turn_meta(t) for t in session.turns]}
+    return {
+        "id": session.id,
+        "model": session.model,
+        "adapter_version": session.adapter_version,
+        "source": session.source,
+        "status": session.status,
+        "error": session.error,
+        "started_at": session.started_at,
+        "ended_at": session.ended_at,
+        "meta": session.meta,
+        "turns": [_turn_meta(t) for t in session.turns],
+    }
 
 
 def record(problem: Problem, sessions: list[SessionRecord]) -> dict[str, Any]:
@@ -81,8 +98,11 @@ def record(problem: Problem, sessions: list[SessionRecord]) -> dict[str, Any]:
         "conversations": [prompts.style().continued(problem, s.turns) for s in sessions],
         "public_pass_rates": [list(column) for column in zip(*public)],
         "all_pass_rates": [_carried([t.hidden_pass_rate for t in s.turns], length) for s in sessions],
-        "cobalt": {"version": FORMAT_VERSION, "problem": problem.to_dict(),
-                   "sessions": [_session_meta(s) for s in sessions]},
+        "cobalt": {
+            "version": FORMAT_VERSION,
+            "problem": problem.to_dict(),
+            "sessions": [_session_meta(s) for s in sessions],
+        },
     }
 
 
@@ -138,15 +158,15 @@ def sessions_of(item: dict[str, Any], where: str) -> tuple[Problem, list[Session
         raise StoreError(f"{where}: {len(conversations)} conversations but {len(metas)} session entries")
     out = []
     for s, (conv, meta) in enumerate(zip(conversations, metas)):
-        if not isinstance(conv, list) or not all(isinstance(m, dict) and "role" in m and "content" in m
-                                                 for m in conv):
+        if not isinstance(conv, list) or not all(isinstance(m, dict) and "role" in m and "content" in m for m in conv):
             raise StoreError(f"{where}: conversation {s} is not a list of {{role, content}} messages")
         out.append(_session(item, problem, conv, meta, s, where))
     return problem, out
 
 
-def _session(item: dict[str, Any], problem: Problem, conv: list[dict[str, str]], meta: dict[str, Any],
-             s: int, where: str) -> SessionRecord:
+def _session(
+    item: dict[str, Any], problem: Problem, conv: list[dict[str, str]], meta: dict[str, Any], s: int, where: str
+) -> SessionRecord:
     first = next((i for i, m in enumerate(conv) if m["role"] == "assistant"), None)
     if first is None:
         raise StoreError(f"{where}: conversation {s} has no assistant turn")
@@ -158,22 +178,36 @@ def _session(item: dict[str, Any], problem: Problem, conv: list[dict[str, str]],
         tm = turn_metas[t] if t < len(turn_metas) else {}
         reply = tm.get("reply", conv[pos]["content"])
         feedback_message = conv[pos + 1]["content"] if pos + 1 < len(conv) else ""
-        turns.append(Turn(
-            index=t, messages=conv[:pos], reply=reply, program=extract.code(reply),
-            feedback=tm.get("feedback", prompts.feedback_of(feedback_message)),
-            feedback_message=feedback_message,
-            public_pass_rate=_rate(item.get("public_pass_rates"), t, s),
-            hidden_pass_rate=_rate(item.get("all_pass_rates"), s, t),
-            public=RunResult.from_dict(tm["public_result"]) if tm.get("public_result") else None,
-            hidden=RunResult.from_dict(tm["hidden_result"]) if tm.get("hidden_result") else None,
-            **{k: tm[k] for k in TURN_FIELDS if k in tm}))
+        turns.append(
+            Turn(
+                index=t,
+                messages=conv[:pos],
+                reply=reply,
+                program=extract.code(reply),
+                feedback=tm.get("feedback", prompts.feedback_of(feedback_message)),
+                feedback_message=feedback_message,
+                public_pass_rate=_rate(item.get("public_pass_rates"), t, s),
+                hidden_pass_rate=_rate(item.get("all_pass_rates"), s, t),
+                public=RunResult.from_dict(tm["public_result"]) if tm.get("public_result") else None,
+                hidden=RunResult.from_dict(tm["hidden_result"]) if tm.get("hidden_result") else None,
+                **{k: tm[k] for k in TURN_FIELDS if k in tm},
+            )
+        )
     return SessionRecord(
-        id=meta.get("id") or _session_id(problem.id, conv), problem_id=problem.id,
-        problem_hash=problem.content_hash(), model=meta.get("model") or "unknown",
-        source=meta.get("source") or "import", status=meta.get("status") or UNSOLVED,
-        started_at=float(meta.get("started_at") or 0.0), ended_at=meta.get("ended_at"),
-        adapter_version=meta.get("adapter_version"), error=meta.get("error"),
-        meta=meta.get("meta") or {}, turns=turns, problem=problem)
+        id=meta.get("id") or _session_id(problem.id, conv),
+        problem_id=problem.id,
+        problem_hash=problem.content_hash(),
+        model=meta.get("model") or "unknown",
+        source=meta.get("source") or "import",
+        status=meta.get("status") or UNSOLVED,
+        started_at=float(meta.get("started_at") or 0.0),
+        ended_at=meta.get("ended_at"),
+        adapter_version=meta.get("adapter_version"),
+        error=meta.get("error"),
+        meta=meta.get("meta") or {},
+        turns=turns,
+        problem=problem,
+    )
 
 
 def read_jsonl(lines: Iterable[str], where: str) -> list[SessionRecord]:

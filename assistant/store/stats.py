@@ -42,9 +42,18 @@ def stats(store: Store, **filters: Any) -> dict[str, Any]:
     tampered_rate_per_turn, flagged_rate_per_turn}]}"""
     sessions: dict[str, dict[str, Any]] = {}
     for row in store.turn_rates(**filters):
-        s = sessions.setdefault(row["session_id"], {
-            "key": (row["model"], row["adapter_version"]), "problem": row["problem_id"],
-            "status": row["status"], "solved": [], "hidden": [], "tampered": [], "flagged": []})
+        s = sessions.setdefault(
+            row["session_id"],
+            {
+                "key": (row["model"], row["adapter_version"]),
+                "problem": row["problem_id"],
+                "status": row["status"],
+                "solved": [],
+                "hidden": [],
+                "tampered": [],
+                "flagged": [],
+            },
+        )
         if row["turn_index"] is not None:
             s["solved"].append(row["public_pass_rate"] >= 1.0 and row["hidden_pass_rate"] >= 1.0)
             s["hidden"].append(row["hidden_pass_rate"])
@@ -57,15 +66,31 @@ def stats(store: Store, **filters: Any) -> dict[str, Any]:
     for (model, adapter), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         length = max((len(m["solved"]) for m in members), default=0)
         at, by = _rates([m["solved"] for m in members], length)
-        hidden = [round(sum(m["hidden"][min(t, len(m["hidden"]) - 1)] if m["hidden"] else 0.0
-                            for m in members) / len(members), 4) for t in range(length)]
-        out.append({"model": model, "adapter_version": adapter, "sessions": len(members),
-                    "turns": sum(len(m["solved"]) for m in members),
-                    "problems": len({m["problem"] for m in members}),
-                    "statuses": dict(Counter(m["status"] for m in members)),
-                    "solve_rate_per_turn": at, "solved_by_turn": by,
-                    "mean_hidden_pass_rate_per_turn": hidden,
-                    "tampered_rate_per_turn": _taken_share([m["tampered"] for m in members], length),
-                    "flagged_rate_per_turn": _taken_share([m["flagged"] for m in members], length)})
-    return {"sessions": len(sessions), "turns": sum(len(s["solved"]) for s in sessions.values()),
-            "problems": len({s["problem"] for s in sessions.values()}), "groups": out}
+        hidden = [
+            round(
+                sum(m["hidden"][min(t, len(m["hidden"]) - 1)] if m["hidden"] else 0.0 for m in members) / len(members),
+                4,
+            )
+            for t in range(length)
+        ]
+        out.append(
+            {
+                "model": model,
+                "adapter_version": adapter,
+                "sessions": len(members),
+                "turns": sum(len(m["solved"]) for m in members),
+                "problems": len({m["problem"] for m in members}),
+                "statuses": dict(Counter(m["status"] for m in members)),
+                "solve_rate_per_turn": at,
+                "solved_by_turn": by,
+                "mean_hidden_pass_rate_per_turn": hidden,
+                "tampered_rate_per_turn": _taken_share([m["tampered"] for m in members], length),
+                "flagged_rate_per_turn": _taken_share([m["flagged"] for m in members], length),
+            }
+        )
+    return {
+        "sessions": len(sessions),
+        "turns": sum(len(s["solved"]) for s in sessions.values()),
+        "problems": len({s["problem"] for s in sessions.values()}),
+        "groups": out,
+    }

@@ -20,7 +20,16 @@ RUNNING, PASSED, UNSOLVED = "running", "passed", "unsolved"
 MODEL_ERROR, SANDBOX_ERROR, INTERRUPTED = "model_error", "sandbox_error", "interrupted"
 ERROR = "error"  # an unexpected failure of Cobalt itself
 STATUSES = (RUNNING, PASSED, UNSOLVED, MODEL_ERROR, SANDBOX_ERROR, INTERRUPTED, ERROR)
-SOURCES = ("tui", "cli", "collect", "eval", "debug", "import", "synthetic", "bench")  # synthetic: trainer/repair/curriculum.py
+SOURCES = (
+    "tui",
+    "cli",
+    "collect",
+    "eval",
+    "debug",
+    "import",
+    "synthetic",
+    "bench",
+)  # synthetic: trainer/repair/curriculum.py
 AUTHORS = ("model", "human")
 
 
@@ -81,17 +90,30 @@ class Turn:
 
     def meta(self) -> dict[str, Any]:
         """The fields kept in the store's meta_json column."""
-        return {"temperature": self.temperature, "top_p": self.top_p, "resamples": self.resamples,
-                "repeated": self.repeated, "finish_reason": self.finish_reason,
-                "prompt_tokens": self.prompt_tokens}
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "resamples": self.resamples,
+            "repeated": self.repeated,
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+        }
 
     def summary(self) -> dict[str, Any]:
         """A compact JSON view (for `--json` output and event consumers)."""
-        return {"index": self.index, "author": self.author, "status": self.status,
-                "public_pass_rate": self.public_pass_rate, "hidden_pass_rate": self.hidden_pass_rate,
-                "tokens": self.tokens, "latency_s": round(self.latency_s, 3),
-                "resamples": self.resamples, "repeated": self.repeated, "tampered": self.tampered,
-                "flags": self.flags}
+        return {
+            "index": self.index,
+            "author": self.author,
+            "status": self.status,
+            "public_pass_rate": self.public_pass_rate,
+            "hidden_pass_rate": self.hidden_pass_rate,
+            "tokens": self.tokens,
+            "latency_s": round(self.latency_s, 3),
+            "resamples": self.resamples,
+            "repeated": self.repeated,
+            "tampered": self.tampered,
+            "flags": self.flags,
+        }
 
 
 @dataclass
@@ -114,10 +136,20 @@ class SessionRecord:
     problem: Problem | None = None
 
     def summary(self) -> dict[str, Any]:
-        public, hidden = ((self.turns[-1].public_pass_rate, self.turns[-1].hidden_pass_rate)
-                          if self.turns else self.last_pass_rates)
-        return {"id": self.id, "problem_id": self.problem_id, "model": self.model,
-                "adapter_version": self.adapter_version, "source": self.source,
-                "status": self.status, "error": self.error, "started_at": self.started_at,
-                "ended_at": self.ended_at, "turns": max(self.turn_count, len(self.turns)),
-                "public_pass_rate": public, "hidden_pass_rate": hidden}
+        public, hidden = (
+            (self.turns[-1].public_pass_rate, self.turns[-1].hidden_pass_rate) if self.turns else self.last_pass_rates
+        )
+        return {
+            "id": self.id,
+            "problem_id": self.problem_id,
+            "model": self.model,
+            "adapter_version": self.adapter_version,
+            "source": self.source,
+            "status": self.status,
+            "error": self.error,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "turns": max(self.turn_count, len(self.turns)),
+            "public_pass_rate": public,
+            "hidden_pass_rate": hidden,
+        }

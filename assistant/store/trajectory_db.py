@@ -1,6 +1,6 @@
 """The trajectory store: one SQLite file (WAL mode) in the data dir, `trajectories.db`.
 
-Tables (DESIGN.md §3): `problems` (one row per distinct problem content, keyed by its
+Tables (docs/data.md): `problems` (one row per distinct problem content, keyed by its
 hash), `sessions`, `turns`, and `schema_version`, brought up to date by the numbered steps
 in MIGRATIONS when the store opens. Every write is its own `BEGIN IMMEDIATE` transaction,
 so a crash loses at most the turn in flight and several processes may write at once
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from assistant.errors import UserError
 from assistant.problems.schema import Problem
+from assistant.settings import resolved
 from assistant.store.trajectory import RUNNING, SessionRecord, Turn, new_session_id
 from sandbox.api import RunResult
 
@@ -30,7 +31,9 @@ if TYPE_CHECKING:
 DB_NAME = "trajectories.db"
 BUSY_TIMEOUT_MS = 60_000
 MIGRATIONS: list[tuple[int, str]] = [
-    (1, """
+    (
+        1,
+        """
     CREATE TABLE problems (
         hash TEXT PRIMARY KEY, id TEXT NOT NULL, json TEXT NOT NULL, added_at REAL NOT NULL);
     CREATE TABLE sessions (
@@ -46,12 +49,16 @@ MIGRATIONS: list[tuple[int, str]] = [
         tokens INTEGER NOT NULL DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0,
         author TEXT NOT NULL, meta_json TEXT NOT NULL DEFAULT '{}', created_at REAL NOT NULL,
         PRIMARY KEY (session_id, turn_index));
-    """),
-    (2, """
+    """,
+    ),
+    (
+        2,
+        """
     CREATE INDEX sessions_by_problem ON sessions(problem_id, model, source);
     CREATE INDEX sessions_by_start ON sessions(started_at);
     CREATE INDEX problems_by_id ON problems(id, added_at);
-    """),
+    """,
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -62,15 +69,15 @@ class StoreError(UserError):
 
 # Per turn, from the stored RunResult JSON (sandbox.api.RunResult.to_dict): 1 if either run was
 # tampered (a hidden canary passed) / carried static flags, else 0.
-_RUN_SIGNALS = ("(COALESCE(json_extract(t.public_result_json, '$.tampered'), 0)"
-                " OR COALESCE(json_extract(t.hidden_result_json, '$.tampered'), 0)) AS tampered,"
-                " (COALESCE(json_array_length(t.public_result_json, '$.flags'), 0)"
-                " + COALESCE(json_array_length(t.hidden_result_json, '$.flags'), 0) > 0) AS flagged")
+_RUN_SIGNALS = (
+    "(COALESCE(json_extract(t.public_result_json, '$.tampered'), 0)"
+    " OR COALESCE(json_extract(t.hidden_result_json, '$.tampered'), 0)) AS tampered,"
+    " (COALESCE(json_array_length(t.public_result_json, '$.flags'), 0)"
+    " + COALESCE(json_array_length(t.hidden_result_json, '$.flags'), 0) > 0) AS flagged"
+)
 
 
 def default_path(paths: PathsSettings | None = None) -> Path:
-    from assistant.settings import resolved
-
     return resolved(paths).data_dir / DB_NAME
 
 
@@ -94,8 +101,9 @@ class Store:
         self._lock = threading.RLock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
-                                       isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
             self._db.row_factory = sqlite3.Row
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._db.execute("PRAGMA journal_mode = WAL")
@@ -150,8 +158,10 @@ class Store:
             db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at REAL NOT NULL)")
             current = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
             if current > SCHEMA_VERSION:
-                raise StoreError(f"the store {self.path} has schema version {current}, newer than "
-                                 f"this Cobalt's {SCHEMA_VERSION}; upgrade Cobalt")
+                raise StoreError(
+                    f"the store {self.path} has schema version {current}, newer than "
+                    f"this Cobalt's {SCHEMA_VERSION}; upgrade Cobalt"
+                )
             for version, script in MIGRATIONS:
                 if version > current:
                     for statement in filter(str.strip, script.split(";")):
@@ -163,20 +173,41 @@ class Store:
     @staticmethod
     def _put_problem(db: sqlite3.Connection, problem: Problem) -> str:
         digest = problem.content_hash()
-        db.execute("INSERT OR IGNORE INTO problems (hash, id, json, added_at) VALUES (?, ?, ?, ?)",
-                   (digest, problem.id, _dump(problem.to_dict()), time.time()))
+        db.execute(
+            "INSERT OR IGNORE INTO problems (hash, id, json, added_at) VALUES (?, ?, ?, ?)",
+            (digest, problem.id, _dump(problem.to_dict()), time.time()),
+        )
         return digest
 
-    def start_session(self, problem: Problem, model: str, source: str, *,
-                      adapter_version: str | None = None, session_id: str | None = None,
-                      started_at: float | None = None, meta: dict[str, Any] | None = None) -> str:
+    def start_session(
+        self,
+        problem: Problem,
+        model: str,
+        source: str,
+        *,
+        adapter_version: str | None = None,
+        session_id: str | None = None,
+        started_at: float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
         sid = session_id or new_session_id()
         with self.transaction() as db:
             digest = self._put_problem(db, problem)
-            db.execute("INSERT INTO sessions (id, problem_id, problem_hash, model, adapter_version, source,"
-                       " started_at, status, meta_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (sid, problem.id, digest, model, adapter_version, source,
-                        time.time() if started_at is None else started_at, RUNNING, _dump(meta or {})))
+            db.execute(
+                "INSERT INTO sessions (id, problem_id, problem_hash, model, adapter_version, source,"
+                " started_at, status, meta_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    sid,
+                    problem.id,
+                    digest,
+                    model,
+                    adapter_version,
+                    source,
+                    time.time() if started_at is None else started_at,
+                    RUNNING,
+                    _dump(meta or {}),
+                ),
+            )
         return sid
 
     def append_turn(self, session_id: str, turn: Turn) -> None:
@@ -190,10 +221,25 @@ class Store:
             "INSERT INTO turns (session_id, turn_index, messages_json, reply, program, public_result_json,"
             " hidden_result_json, public_pass_rate, hidden_pass_rate, feedback, feedback_message, tokens,"
             " latency_s, author, meta_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (session_id, turn.index, _dump(turn.messages), turn.reply, turn.program,
-             _result_json(turn.public), _result_json(turn.hidden), turn.public_pass_rate,
-             turn.hidden_pass_rate, turn.feedback, turn.feedback_message, turn.tokens,
-             turn.latency_s, turn.author, _dump(turn.meta()), turn.created_at or time.time()))
+            (
+                session_id,
+                turn.index,
+                _dump(turn.messages),
+                turn.reply,
+                turn.program,
+                _result_json(turn.public),
+                _result_json(turn.hidden),
+                turn.public_pass_rate,
+                turn.hidden_pass_rate,
+                turn.feedback,
+                turn.feedback_message,
+                turn.tokens,
+                turn.latency_s,
+                turn.author,
+                _dump(turn.meta()),
+                turn.created_at or time.time(),
+            ),
+        )
 
     def insert_session(self, record: SessionRecord) -> None:
         """Write a whole session (its problem, row and turns) in one transaction (import)."""
@@ -201,28 +247,40 @@ class Store:
             raise StoreError(f"session {record.id} has no problem to store")
         with self.transaction() as db:
             digest = self._put_problem(db, record.problem)
-            db.execute("INSERT INTO sessions (id, problem_id, problem_hash, model, adapter_version, source,"
-                       " started_at, ended_at, status, error, meta_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (record.id, record.problem_id, digest, record.model, record.adapter_version,
-                        record.source, record.started_at, record.ended_at, record.status, record.error,
-                        _dump(record.meta)))
+            db.execute(
+                "INSERT INTO sessions (id, problem_id, problem_hash, model, adapter_version, source,"
+                " started_at, ended_at, status, error, meta_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.problem_id,
+                    digest,
+                    record.model,
+                    record.adapter_version,
+                    record.source,
+                    record.started_at,
+                    record.ended_at,
+                    record.status,
+                    record.error,
+                    _dump(record.meta),
+                ),
+            )
             for turn in record.turns:
                 self._insert_turn(db, record.id, turn)
 
-    def set_status(self, session_id: str, status: str, error: str | None = None,
-                   ended_at: float | None = None) -> None:
+    def set_status(self, session_id: str, status: str, error: str | None = None, ended_at: float | None = None) -> None:
         """Record how a session ended (or `running` again when it is resumed)."""
         ended = None if status == RUNNING else (time.time() if ended_at is None else ended_at)
         with self.transaction() as db:
-            db.execute("UPDATE sessions SET status = ?, error = ?, ended_at = ? WHERE id = ?",
-                       (status, error, ended, session_id))
+            db.execute(
+                "UPDATE sessions SET status = ?, error = ?, ended_at = ? WHERE id = ?",
+                (status, error, ended, session_id),
+            )
 
     # --- reads --------------------------------------------------------------------------
 
     def problem(self, problem_id: str) -> Problem | None:
         """The most recently stored version of a problem."""
-        rows = self._query("SELECT json FROM problems WHERE id = ? ORDER BY added_at DESC LIMIT 1",
-                           (problem_id,))
+        rows = self._query("SELECT json FROM problems WHERE id = ? ORDER BY added_at DESC LIMIT 1", (problem_id,))
         return Problem.from_dict(json.loads(rows[0]["json"]), problem_id, check_paths=False) if rows else None
 
     def problem_by_hash(self, digest: str) -> Problem | None:
@@ -231,8 +289,10 @@ class Store:
 
     def resolve_id(self, prefix: str) -> str:
         """A full session id from a unique prefix of it."""
-        rows = self._query("SELECT id FROM sessions WHERE id LIKE ? ORDER BY id LIMIT 2",
-                           (prefix.replace("%", "").replace("_", "\\_") + "%",))
+        rows = self._query(
+            "SELECT id FROM sessions WHERE id LIKE ? ORDER BY id LIMIT 2",
+            (prefix.replace("%", "").replace("_", "\\_") + "%",),
+        )
         rows = [r for r in rows if r["id"].startswith(prefix)]
         if not rows or not prefix:
             raise StoreError(f"no stored session has the id {prefix!r}")
@@ -254,13 +314,19 @@ class Store:
         rows = self._query("SELECT * FROM turns WHERE session_id = ? ORDER BY turn_index", (session_id,))
         return [self._turn(r) for r in rows]
 
-    def sessions(self, *, problem_id: str | None = None, model: str | None = None,
-                 source: str | None = None, status: str | None = None,
-                 limit: int | None = None, with_turns: bool = False) -> list[SessionRecord]:
+    def sessions(
+        self,
+        *,
+        problem_id: str | None = None,
+        model: str | None = None,
+        source: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+        with_turns: bool = False,
+    ) -> list[SessionRecord]:
         """Sessions, oldest first, filtered by the given fields."""
         where, args = [], []
-        for column, value in (("problem_id", problem_id), ("model", model), ("source", source),
-                              ("status", status)):
+        for column, value in (("problem_id", problem_id), ("model", model), ("source", source), ("status", status)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
@@ -271,9 +337,13 @@ class Store:
             rows = self._query(sql + f" ORDER BY started_at DESC, id DESC LIMIT {int(limit)}", tuple(args))[::-1]
         records = [self._session_record(r) for r in rows]
         # SQLite takes the bare columns of an aggregate query from the row holding MAX().
-        last = {r["session_id"]: r for r in self._query(
-            "SELECT session_id, MAX(turn_index) AS last, COUNT(*) AS n, public_pass_rate, hidden_pass_rate"
-            " FROM turns GROUP BY session_id")}
+        last = {
+            r["session_id"]: r
+            for r in self._query(
+                "SELECT session_id, MAX(turn_index) AS last, COUNT(*) AS n, public_pass_rate, hidden_pass_rate"
+                " FROM turns GROUP BY session_id"
+            )
+        }
         for record in records:
             row = last.get(record.id)
             if row is not None:
@@ -283,8 +353,9 @@ class Store:
                 record.turns = self.turns(record.id)
         return records
 
-    def turn_rates(self, *, model: str | None = None, source: str | None = None,
-                   problem_id: str | None = None) -> list[sqlite3.Row]:
+    def turn_rates(
+        self, *, model: str | None = None, source: str | None = None, problem_id: str | None = None
+    ) -> list[sqlite3.Row]:
         """(session id, problem_id, model, adapter_version, status, turn_index,
         public_pass_rate, hidden_pass_rate, tampered, flagged) rows, one per turn (turn_index
         NULL for a session without turns), ordered by session then turn; for statistics.
@@ -296,16 +367,22 @@ class Store:
                 args.append(value)
         return self._query(
             "SELECT s.id AS session_id, s.problem_id, s.model, s.adapter_version, s.status, t.turn_index,"
-            " t.public_pass_rate, t.hidden_pass_rate, " + _RUN_SIGNALS
+            " t.public_pass_rate, t.hidden_pass_rate, "
+            + _RUN_SIGNALS
             + " FROM sessions s LEFT JOIN turns t ON t.session_id = s.id"
             + (f" WHERE {' AND '.join(where)}" if where else "")
-            + " ORDER BY s.started_at, s.id, t.turn_index", tuple(args))
+            + " ORDER BY s.started_at, s.id, t.turn_index",
+            tuple(args),
+        )
 
     def count_sessions(self, problem_hash: str, model: str, source: str, statuses: tuple[str, ...]) -> int:
         """Sessions on this exact problem content by `model` from `source` with one of `statuses`."""
         marks = ",".join("?" * len(statuses))
-        rows = self._query(f"SELECT COUNT(*) AS n FROM sessions WHERE problem_hash = ? AND model = ?"
-                           f" AND source = ? AND status IN ({marks})", (problem_hash, model, source, *statuses))
+        rows = self._query(
+            f"SELECT COUNT(*) AS n FROM sessions WHERE problem_hash = ? AND model = ?"
+            f" AND source = ? AND status IN ({marks})",
+            (problem_hash, model, source, *statuses),
+        )
         return int(rows[0]["n"])
 
     def has_session(self, session_id: str) -> bool:
@@ -321,20 +398,42 @@ class Store:
 
     @staticmethod
     def _session_record(row: sqlite3.Row) -> SessionRecord:
-        return SessionRecord(id=row["id"], problem_id=row["problem_id"], problem_hash=row["problem_hash"],
-                             model=row["model"], adapter_version=row["adapter_version"], source=row["source"],
-                             started_at=row["started_at"], ended_at=row["ended_at"], status=row["status"],
-                             error=row["error"], meta=json.loads(row["meta_json"]))
+        return SessionRecord(
+            id=row["id"],
+            problem_id=row["problem_id"],
+            problem_hash=row["problem_hash"],
+            model=row["model"],
+            adapter_version=row["adapter_version"],
+            source=row["source"],
+            started_at=row["started_at"],
+            ended_at=row["ended_at"],
+            status=row["status"],
+            error=row["error"],
+            meta=json.loads(row["meta_json"]),
+        )
 
     @staticmethod
     def _turn(row: sqlite3.Row) -> Turn:
         meta = json.loads(row["meta_json"])
-        return Turn(index=row["turn_index"], messages=json.loads(row["messages_json"]), reply=row["reply"],
-                    program=row["program"], feedback=row["feedback"], feedback_message=row["feedback_message"],
-                    public_pass_rate=row["public_pass_rate"], hidden_pass_rate=row["hidden_pass_rate"],
-                    public=_result(row["public_result_json"]), hidden=_result(row["hidden_result_json"]),
-                    tokens=row["tokens"], latency_s=row["latency_s"], author=row["author"],
-                    prompt_tokens=meta.get("prompt_tokens") or 0, temperature=meta.get("temperature"),
-                    top_p=meta.get("top_p"), resamples=meta.get("resamples") or 0,
-                    repeated=bool(meta.get("repeated")), finish_reason=meta.get("finish_reason"),
-                    created_at=row["created_at"])
+        return Turn(
+            index=row["turn_index"],
+            messages=json.loads(row["messages_json"]),
+            reply=row["reply"],
+            program=row["program"],
+            feedback=row["feedback"],
+            feedback_message=row["feedback_message"],
+            public_pass_rate=row["public_pass_rate"],
+            hidden_pass_rate=row["hidden_pass_rate"],
+            public=_result(row["public_result_json"]),
+            hidden=_result(row["hidden_result_json"]),
+            tokens=row["tokens"],
+            latency_s=row["latency_s"],
+            author=row["author"],
+            prompt_tokens=meta.get("prompt_tokens") or 0,
+            temperature=meta.get("temperature"),
+            top_p=meta.get("top_p"),
+            resamples=meta.get("resamples") or 0,
+            repeated=bool(meta.get("repeated")),
+            finish_reason=meta.get("finish_reason"),
+            created_at=row["created_at"],
+        )

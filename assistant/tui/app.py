@@ -19,11 +19,11 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, OptionList
 
-from assistant.problems.schema import ProblemError
 from assistant.loop.session import ProgramExtracted, SessionEnded, TurnFinished, TurnStarted
+from assistant.problems.schema import ProblemError
 from assistant.settings import LoopSettings
-from assistant.store.trajectory_db import StoreError
 from assistant.store.trajectory import Turn
+from assistant.store.trajectory_db import StoreError
 from assistant.tui.controller import SolveController, describe_error
 from assistant.tui.events import ControllerEvent, RunEnded, RunFailed, ServerProgress, TokensReady
 from assistant.tui.keys import BINDINGS, MAIN_ACTIONS, help_rows
@@ -59,8 +59,14 @@ class CobaltApp(App[int]):
     AUTO_FOCUS = "#timeline"
     BINDINGS = BINDINGS
 
-    def __init__(self, services: Services, settings: LoopSettings | None = None,
-                 problem: str | None = None, cwd: Path | None = None, prewarm: bool = True) -> None:
+    def __init__(
+        self,
+        services: Services,
+        settings: LoopSettings | None = None,
+        problem: str | None = None,
+        cwd: Path | None = None,
+        prewarm: bool = True,
+    ) -> None:
         """`prewarm`: start or find the model server as soon as a problem is open."""
         super().__init__()
         self.controller = SolveController(services, settings or LoopSettings(), self._emit)
@@ -97,8 +103,15 @@ class CobaltApp(App[int]):
         if self.initial_problem:
             self.open_problem(self.initial_problem)
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
         """Notifications are plain text unless asked: messages quote paths and errors, where
         a `[` must not be read as markup."""
         self.notices.append((str(severity), title, message))
@@ -201,8 +214,11 @@ class CobaltApp(App[int]):
             return
         editor = self.query_one(ProgramEditor)
         if editor.edited and editor.text.strip():
-            self.notify(f"Kept your edits; the model's program of turn {event.index + 1} is in the timeline "
-                        "(enter on it loads it).", timeout=6)
+            self.notify(
+                f"Kept your edits; the model's program of turn {event.index + 1} is in the timeline "
+                "(enter on it loads it).",
+                timeout=6,
+            )
             return
         editor.load(event.program, f"turn {event.index + 1}")
 
@@ -242,8 +258,12 @@ class CobaltApp(App[int]):
             return False
         self.call_next(self.paint_all)
         self.prewarm_client()
-        self.notify(f"{problem.title}: {len(problem.public_tests)} public and {len(problem.hidden_tests)} "
-                    "hidden tests. ctrl+r runs the model.", title=f"Opened {problem.id}", timeout=5)
+        self.notify(
+            f"{problem.title}: {len(problem.public_tests)} public and {len(problem.hidden_tests)} "
+            "hidden tests. ctrl+r runs the model.",
+            title=f"Opened {problem.id}",
+            timeout=5,
+        )
         return True
 
     def prewarm_client(self) -> None:
@@ -281,8 +301,7 @@ class CobaltApp(App[int]):
             self.notify("The editor is empty: write a program first.", severity="warning", timeout=4)
             return
         if self._start("human"):
-            self.run_worker(lambda: self.controller.run_human(program), thread=True, group="loop",
-                            exit_on_error=False)
+            self.run_worker(lambda: self.controller.run_human(program), thread=True, group="loop", exit_on_error=False)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(help_rows()))
@@ -334,8 +353,11 @@ class CobaltApp(App[int]):
                 self.report_error(exc)
                 return
             self._saved_program = program
-            self.notify(f"Saved to {saved}" + (" (replaced the old file)." if replaced else "."),
-                        title="Solution saved", timeout=6)
+            self.notify(
+                f"Saved to {saved}" + (" (replaced the old file)." if replaced else "."),
+                title="Solution saved",
+                timeout=6,
+            )
 
         self.push_screen(SaveSolutionScreen(default_solution_path(c.problem, self.cwd), note), chosen)
 
@@ -363,8 +385,12 @@ class CobaltApp(App[int]):
         if how == "resume":
             self.call_next(self.action_run)
         else:
-            self.notify(f"Session {record.id[:8]} ({record.status}, {len(record.turns)} turns). ctrl+r continues "
-                        "it; ctrl+t adds your own turn.", title=f"Opened {record.problem_id}", timeout=6)
+            self.notify(
+                f"Session {record.id[:8]} ({record.status}, {len(record.turns)} turns). ctrl+r continues "
+                "it; ctrl+t adds your own turn.",
+                title=f"Opened {record.problem_id}",
+                timeout=6,
+            )
 
     async def action_quit(self) -> None:
         if isinstance(self.screen, ConfirmScreen):  # already asking
@@ -373,15 +399,28 @@ class CobaltApp(App[int]):
             if self._exit_after_run:  # asked twice: leave now (finished turns are already stored)
                 self.exit(0)
                 return
-            waiting = " (the model server is still starting; it keeps running for next time)" \
-                if self.controller.status.phase == "connecting" else ""
-            self.push_screen(ConfirmScreen(f"A run is in progress{waiting}. Stop it, keep the finished turns, "
-                                           "and quit?", yes="Stop and quit", no="Keep running"), self._quit_answer)
+            waiting = (
+                " (the model server is still starting; it keeps running for next time)"
+                if self.controller.status.phase == "connecting"
+                else ""
+            )
+            self.push_screen(
+                ConfirmScreen(
+                    f"A run is in progress{waiting}. Stop it, keep the finished turns, and quit?",
+                    yes="Stop and quit",
+                    no="Keep running",
+                ),
+                self._quit_answer,
+            )
             return
         editor = self.query_one(ProgramEditor)
         if editor.edited and editor.text.strip() and editor.text != self._saved_program:
-            self.push_screen(ConfirmScreen("Your edits to the program are neither tested nor saved. Quit anyway?",
-                                           yes="Quit", no="Stay"), self._quit_answer)
+            self.push_screen(
+                ConfirmScreen(
+                    "Your edits to the program are neither tested nor saved. Quit anyway?", yes="Quit", no="Stay"
+                ),
+                self._quit_answer,
+            )
             return
         self.exit(0)
 

@@ -19,13 +19,22 @@ import threading
 import time
 from typing import Any, Callable
 
-from assistant.problems.resolve import load_problem
-from assistant.problems.schema import Problem
 from assistant.loop.recorder import record, resume
 from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
+from assistant.problems.resolve import load_problem
+from assistant.problems.schema import Problem
 from assistant.settings import LoopSettings
+from assistant.store.trajectory import (
+    ERROR,
+    INTERRUPTED,
+    MODEL_ERROR,
+    PASSED,
+    SANDBOX_ERROR,
+    UNSOLVED,
+    SessionRecord,
+    Turn,
+)
 from assistant.store.trajectory_db import StoreError
-from assistant.store.trajectory import ERROR, INTERRUPTED, MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED, SessionRecord, Turn
 from assistant.tui.events import RunEnded, RunFailed, ServerProgress, TokensReady
 from assistant.tui.services import Services
 from assistant.tui.views import StatusInfo
@@ -62,8 +71,9 @@ def describe(name: str, message: str, os_error: bool = False) -> tuple[str, str]
         return "Trajectory store error", text
     if os_error:
         return "File error", f"{text}."
-    return "Unexpected error", (f"{name}: {text}. Finished turns are stored; run with COBALT_DEBUG=1 "
-                                "for a traceback and report it.")
+    return "Unexpected error", (
+        f"{name}: {text}. Finished turns are stored; run with COBALT_DEBUG=1 for a traceback and report it."
+    )
 
 
 class SolveController:
@@ -182,12 +192,17 @@ class SolveController:
         assert self.problem is not None
         store = self.services.store()
         if self.resume_id is not None:
-            session = resume(store, self.resume_id, client, sandbox, self.settings,
-                             subscriber=self._forward, stream=True)
+            session = resume(
+                store, self.resume_id, client, sandbox, self.settings, subscriber=self._forward, stream=True
+            )
             self.resume_id = None
         elif self.session is None:
-            session = record(Session(self.problem, client, sandbox, self.settings, source="tui",
-                                     subscriber=self._forward, stream=True), store)
+            session = record(
+                Session(
+                    self.problem, client, sandbox, self.settings, source="tui", subscriber=self._forward, stream=True
+                ),
+                store,
+            )
         else:
             session = self.session
             if client is not None and session.client is None:
@@ -202,8 +217,11 @@ class SolveController:
             self.emit(ServerProgress(state, "" if line in ("starting", "ready") else line))
 
         client = self.services.client(progress)
-        self.emit(ServerProgress("ready", model=getattr(client, "display_name", None),
-                                 adapter=getattr(client, "adapter_version", None)))
+        self.emit(
+            ServerProgress(
+                "ready", model=getattr(client, "display_name", None), adapter=getattr(client, "adapter_version", None)
+            )
+        )
         return client
 
     def prewarm_sandbox(self) -> None:

@@ -22,19 +22,25 @@ BINDINGS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
 ]
 MAIN_ACTIONS = {"help", "open", "new_problem", "run", "stop", "test_program", "diff", "save", "sessions"}
 DESCRIPTIONS = {
-    "help": "this screen", "open": "open a problem file or an example", "new_problem": "write a new problem",
-    "run": "run the loop (up to T more model turns)", "stop": "stop the loop (finished turns are kept)",
-    "test_program": "run the tests on the edited program (a turn of yours)", "diff": "diff two turns",
-    "save": "accept the program and save it to a file", "sessions": "browse stored sessions, resume one",
+    "help": "this screen",
+    "open": "open a problem file or an example",
+    "new_problem": "write a new problem",
+    "run": "run the loop (up to T more model turns)",
+    "stop": "stop the loop (finished turns are kept)",
+    "test_program": "run the tests on the edited program (a turn of yours)",
+    "diff": "diff two turns",
+    "save": "accept the program and save it to a file",
+    "sessions": "browse stored sessions, resume one",
     "quit": "quit (asks during a run)",
 }
-EXTRA_KEYS = [("enter (on a turn)", "load that turn's program into the editor"),
-              ("↑ ↓ (on the turns)", "show a turn's reply and results"),
-              ("tab / shift+tab", "move between panes")]
+EXTRA_KEYS = [
+    ("enter (on a turn)", "load that turn's program into the editor"),
+    ("↑ ↓ (on the turns)", "show a turn's reply and results"),
+    ("tab / shift+tab", "move between panes"),
+]
 
 
 def help_rows() -> list[tuple[str, str]]:
     """(key, what it does) for the help screen."""
-    rows = [(b.key, f"{b.description}: {DESCRIPTIONS.get(b.action, '')}") for b in BINDINGS
-            if isinstance(b, Binding)]
+    rows = [(b.key, f"{b.description}: {DESCRIPTIONS.get(b.action, '')}") for b in BINDINGS if isinstance(b, Binding)]
     return rows + EXTRA_KEYS

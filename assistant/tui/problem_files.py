@@ -68,8 +68,10 @@ def parse_tests(text: str, kind: str) -> list[dict[str, str]]:
             continue
         parts = _split(block, OUTPUT_SEPARATOR)
         if len(parts) != 2:
-            raise ProblemError(f"each stdio test needs its input, a line '{OUTPUT_SEPARATOR}', then its "
-                               f"expected output (tests are separated by a line '{TEST_SEPARATOR}')")
+            raise ProblemError(
+                f"each stdio test needs its input, a line '{OUTPUT_SEPARATOR}', then its "
+                f"expected output (tests are separated by a line '{TEST_SEPARATOR}')"
+            )
         given, expected = (_clean(part) for part in parts)
         tests.append({"input": given, "output": expected})
     return tests
@@ -98,16 +100,21 @@ def format_tests(problem: Problem, hidden: bool = False) -> str:
     tests = problem.hidden_tests if hidden else problem.public_tests
     if problem.kind == "function":
         return "\n".join(t.code or "" for t in tests)
-    return f"\n{TEST_SEPARATOR}\n".join(f"{(t.input or '').rstrip()}\n{OUTPUT_SEPARATOR}\n{(t.output or '').rstrip()}"
-                                        for t in tests)
+    return f"\n{TEST_SEPARATOR}\n".join(
+        f"{(t.input or '').rstrip()}\n{OUTPUT_SEPARATOR}\n{(t.output or '').rstrip()}" for t in tests
+    )
 
 
 def build_problem(fields: dict[str, str]) -> tuple[Problem, dict[str, Any]]:
     """Validate the form (id, title, kind, entry_point, statement, public, hidden); returns
     the Problem and the mapping to save. Raises ProblemError with one sentence."""
     kind = (fields.get("kind") or "stdio").strip()
-    data: dict[str, Any] = {"id": (fields.get("id") or "").strip(), "title": (fields.get("title") or "").strip(),
-                            "kind": kind, "statement": (fields.get("statement") or "").strip() + "\n"}
+    data: dict[str, Any] = {
+        "id": (fields.get("id") or "").strip(),
+        "title": (fields.get("title") or "").strip(),
+        "kind": kind,
+        "statement": (fields.get("statement") or "").strip() + "\n",
+    }
     if not data["title"]:
         del data["title"]
     if kind == "function":

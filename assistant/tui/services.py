@@ -23,10 +23,15 @@ SandboxFactory = Callable[[], Any]
 class Services:
     """Lazily opened client, sandbox and store; every getter is thread-safe."""
 
-    def __init__(self, settings: Settings, model: str | None = None, *,
-                 client_factory: ClientFactory | None = None,
-                 sandbox_factory: SandboxFactory | None = None,
-                 store: Store | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        model: str | None = None,
+        *,
+        client_factory: ClientFactory | None = None,
+        sandbox_factory: SandboxFactory | None = None,
+        store: Store | None = None,
+    ) -> None:
         self.settings = settings
         self.model_name = model or settings.model.name or "-"
         self._client_factory = client_factory or self._resolve_client
@@ -41,8 +46,9 @@ class Services:
         self.server_state = "not started"
 
     def _resolve_client(self, progress: Progress) -> Any:
-        return runtime.open_client(self.settings, self.model_name if self.model_name != "-" else None,
-                                   progress=progress)
+        return runtime.open_client(
+            self.settings, self.model_name if self.model_name != "-" else None, progress=progress
+        )
 
     def _open_sandbox(self) -> Any:
         return runtime.open_sandbox(self.settings)

@@ -15,8 +15,15 @@ from assistant.store.trajectory import Turn
 from sandbox.api import RunResult, TestCase, TestResult
 
 ICONS = {"passed": "✔", "failed": "✘", "no_code": "∅", "running": "…", "human": "✎"}
-STATUS_ICONS = {"passed": "✔", "failed": "✘", "error": "!", "timeout": "⏱", "memory": "M",
-                "output_limit": "≫", "tampered": "⚠"}
+STATUS_ICONS = {
+    "passed": "✔",
+    "failed": "✘",
+    "error": "!",
+    "timeout": "⏱",
+    "memory": "M",
+    "output_limit": "≫",
+    "tampered": "⚠",
+}
 STATUS_STYLES = {"passed": "green", "failed": "red", "no_code": "yellow", "running": "cyan"}
 
 
@@ -75,8 +82,9 @@ def describe_test(test: TestCase, limit: int = 200) -> Text:
         return Text(one_line(test.code, limit), style="cyan")
     if test.input is not None:
         half = max(limit // 2 - 4, 8)
-        return Text.assemble(("in ", "dim"), one_line(test.input, half), ("  → ", "dim"),
-                             (one_line(test.output, half), "green"))
+        return Text.assemble(
+            ("in ", "dim"), one_line(test.input, half), ("  → ", "dim"), (one_line(test.output, half), "green")
+        )
     return Text(one_line(test.name, limit))
 
 
@@ -103,14 +111,21 @@ def result_rows(result: RunResult | None, limit: int = 40) -> list[ResultRow]:
         return []
     rows = []
     if result.compile_error and not result.tests:
-        rows.append(ResultRow("(program)", "", one_line(result.compile_error.strip().splitlines()[-1], limit),
-                              Text("✘ error", style="red")))
+        rows.append(
+            ResultRow(
+                "(program)",
+                "",
+                one_line(result.compile_error.strip().splitlines()[-1], limit),
+                Text("✘ error", style="red"),
+            )
+        )
     for test in result.tests:
         subject = test.input if test.input is not None else (test.code or test.name or "")
         style = "green" if test.passed else "red"
         status = Text(f"{STATUS_ICONS.get(test.status, '?')} {test.status}", style=style)
-        rows.append(ResultRow(one_line(subject, limit), one_line(test.expected, limit),
-                              one_line(_actual(test), limit), status))
+        rows.append(
+            ResultRow(one_line(subject, limit), one_line(test.expected, limit), one_line(_actual(test), limit), status)
+        )
     return rows
 
 
@@ -137,19 +152,28 @@ def status_line(info: StatusInfo) -> Text:
         rate = info.tokens / info.elapsed_s if info.elapsed_s > 0 else 0.0  # the CLI's live figures,
         tps = f"{info.tokens} tok @ {rate:.1f}/s, {info.elapsed_s:.0f} s"  # compact: the bar fits 100 columns
     return Text.assemble(
-        ("model ", "dim"), (info.model, "bold"),
-        (" · adapter ", "dim"), info.adapter or "base",
-        (" · server ", "dim"), (info.server, server_style),
-        (" · ", "dim"), tps,
-        (" · turn ", "dim"), f"{info.turn}/{info.turns}",
-        (" · ", "dim"), (info.phase, phase_style),
+        ("model ", "dim"),
+        (info.model, "bold"),
+        (" · adapter ", "dim"),
+        info.adapter or "base",
+        (" · server ", "dim"),
+        (info.server, server_style),
+        (" · ", "dim"),
+        tps,
+        (" · turn ", "dim"),
+        f"{info.turn}/{info.turns}",
+        (" · ", "dim"),
+        (info.phase, phase_style),
     )
 
 
 def unified_diff(before: str, after: str, before_label: str, after_label: str) -> str:
     """A unified diff of two programs; says so when they are the same."""
-    lines = list(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                      fromfile=before_label, tofile=after_label))
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=before_label, tofile=after_label
+        )
+    )
     if not lines:
         return f"# {before_label} and {after_label} are the same program\n"
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
@@ -160,11 +184,18 @@ def ended_notice(status: str, turns: list[Turn], problem: Problem | None) -> tup
     last = turns[-1] if turns else None
     hidden = counts(last.hidden, len(problem.hidden_tests)) if last and problem else "-"
     if status == "passed":
-        return ("information", "Solved", f"All public tests pass after {len(turns)} turn(s); hidden {hidden}. "
-                "ctrl+s saves the program.")
+        return (
+            "information",
+            "Solved",
+            f"All public tests pass after {len(turns)} turn(s); hidden {hidden}. ctrl+s saves the program.",
+        )
     if status == "unsolved":
-        return ("warning", "Unsolved", f"No program passed every public test in {len(turns)} turn(s). Edit it "
-                "and test (ctrl+t), or run more turns (ctrl+r).")
+        return (
+            "warning",
+            "Unsolved",
+            f"No program passed every public test in {len(turns)} turn(s). Edit it "
+            "and test (ctrl+t), or run more turns (ctrl+r).",
+        )
     if status == "interrupted":
         if not turns:
             return ("warning", "Stopped", "Stopped before any turn finished; nothing was stored.")
@@ -178,8 +209,9 @@ def save_note(program: str, turns: list[Turn], problem: Problem) -> str:
     if turn is None:
         return "[yellow]This program has not been tested: ctrl+t runs the tests first.[/yellow]"
     if turn.passed_public:
-        return (f"Turn {turn.index + 1} passes every public test "
-                f"(hidden {counts(turn.hidden, len(problem.hidden_tests))}).")
+        return (
+            f"Turn {turn.index + 1} passes every public test (hidden {counts(turn.hidden, len(problem.hidden_tests))})."
+        )
     return f"[yellow]Turn {turn.index + 1} still fails public tests.[/yellow]"
 
 
@@ -187,8 +219,9 @@ def diff_choices(turns: list[Turn], editor_text: str, edited: bool) -> tuple[lis
     """The programs the diff screen offers (every turn with a program, then the editor) and
     the two shown first: the last two turns, or the last turn and the edited editor."""
     with_code = [t for t in turns if t.program]
-    programs = [(f"turn {t.index + 1} ({'you' if t.author == 'human' else 'model'})", t.program or "")
-                for t in with_code]
+    programs = [
+        (f"turn {t.index + 1} ({'you' if t.author == 'human' else 'model'})", t.program or "") for t in with_code
+    ]
     programs.append(("editor", editor_text))
     after = len(programs) - 1 if edited or len(with_code) < 2 else len(with_code) - 1
     return programs, max(after - 1, 0), after

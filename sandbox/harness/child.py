@@ -79,6 +79,7 @@ def _make_eq(state: dict):
         if not same and "a" not in state:
             state["a"], state["x"] = _safe_repr(actual), _safe_repr(expected)
         return same
+
     return eq
 
 
@@ -92,8 +93,10 @@ def compile_snippet(snippet: str, value: bool = False):
         if not tree.body or not isinstance(tree.body[-1], ast.Expr):
             raise ValueError("a value test must end with an expression")
         last = ast.Expression(tree.body.pop().value)
-        return (compile(tree, "<test>", "exec", dont_inherit=True, optimize=0),
-                compile(last, "<test>", "eval", dont_inherit=True, optimize=0))
+        return (
+            compile(tree, "<test>", "exec", dont_inherit=True, optimize=0),
+            compile(last, "<test>", "eval", dont_inherit=True, optimize=0),
+        )
 
     class EqRewriter(ast.NodeTransformer):
         def visit_Assert(self, node: ast.Assert) -> ast.Assert:
@@ -122,8 +125,12 @@ def run_child(code, snippet, nonce: str, snippet_src: str = "") -> None:
         linecache.cache["<test>"] = (len(snippet_src), None, snippet_src.splitlines(True), "<test>")
     stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
     stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
-    stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8",
-                              errors="backslashreplace", line_buffering=True)
+    stderr = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
+    )
     sys.stdin = sys.__stdin__ = stdin
     sys.stdout = sys.__stdout__ = stdout
     sys.stderr = sys.__stderr__ = stderr
@@ -185,5 +192,3 @@ def _finish_threads() -> None:
     import atexit
 
     atexit._run_exitfuncs()
-
-

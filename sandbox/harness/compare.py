@@ -1,6 +1,6 @@
 """Output comparison for stdio tests (stdlib only; shipped into the sandbox image).
 
-Rules, in order (DESIGN.md §4):
+Rules, in order (docs/method.md):
 1. exact match after stripping trailing whitespace on every line and blank lines around
    the whole output;
 2. otherwise token by token, in order: equal strings match; two tokens that both parse as

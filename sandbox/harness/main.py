@@ -41,9 +41,16 @@ import sys
 
 from sandbox.harness.child import PROGRAM_FILE, WORK, compile_snippet, parse_record, run_child
 from sandbox.harness.plain import quote as _quote
-from sandbox.harness.proc import (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, oom_kills, prctl, reap_all,
-                                  spawn, supervise, wipe)
-
+from sandbox.harness.proc import (
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_DUMPABLE,
+    oom_kills,
+    prctl,
+    reap_all,
+    spawn,
+    supervise,
+    wipe,
+)
 
 SHARED_RUN_CAP = 1 << 20  # stdio output kept for reuse by a later test with the same input
 
@@ -86,12 +93,13 @@ def to_json(obj: object) -> str:
 def emit(obj: dict) -> None:
     data = (to_json(obj) + "\n").encode()
     while data:
-        data = data[os.write(1, data):]
+        data = data[os.write(1, data) :]
 
 
 # ----------------------------------------------------------------------------- grading
-def classify(kind: str, out: dict, rec: dict | None, limits: dict, oom: bool,
-             value: bool = False) -> tuple[str | None, str]:
+def classify(
+    kind: str, out: dict, rec: dict | None, limits: dict, oom: bool, value: bool = False
+) -> tuple[str | None, str]:
     """(status, detail); status None means "exited 0, compare the output" (stdio). A value
     test never "passed" here: its value goes to the host, which compares (a record without a
     value fails there)."""
@@ -147,9 +155,15 @@ def run_test(code, kind: str, test: dict, limits: dict) -> dict:
     out = supervise(proc, stdin_data, limits["timeout_s"], read_cap, keep)
     rec = parse_record(out["rec"], nonce)
     status, detail = classify(kind, out, rec, limits, oom_kills() > oom_before, bool(test.get("value")))
-    result = {"status": status, "detail": detail, "exit_code": out["code"],
-              "duration_s": out["duration_s"], "stdout": out["out"][:keep].decode("utf-8", "replace"),
-              "stderr": out["err"].decode("utf-8", "replace"), "clean": out["clean"]}
+    result = {
+        "status": status,
+        "detail": detail,
+        "exit_code": out["code"],
+        "duration_s": out["duration_s"],
+        "stdout": out["out"][:keep].decode("utf-8", "replace"),
+        "stderr": out["err"].decode("utf-8", "replace"),
+        "clean": out["clean"],
+    }
     if kind == "function" and rec:
         result["actual"], result["expected"] = rec["a"], rec["x"]
         if status == "value":

@@ -27,8 +27,13 @@ except ImportError:  # pragma: no cover - non-CPython
     from json.encoder import encode_basestring_ascii as quote
 
 _SCALARS = ((bool, "b"), (int, "i"), (float, "f"), (complex, "c"), (str, "s"), (bytes, "y"))
-_ITEMS = ((list, "l", list.__iter__), (tuple, "t", tuple.__iter__), (dict, "d", dict.items),
-          (set, "e", set.__iter__), (frozenset, "z", frozenset.__iter__))
+_ITEMS = (
+    (list, "l", list.__iter__),
+    (tuple, "t", tuple.__iter__),
+    (dict, "d", dict.items),
+    (set, "e", set.__iter__),
+    (frozenset, "z", frozenset.__iter__),
+)
 
 
 def _scalar(base: type, value: object) -> str:

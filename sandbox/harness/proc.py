@@ -74,8 +74,10 @@ def reap_all(limit_s: float = 2.0) -> bool:
 
 
 def oom_kills() -> int:
-    for path, key in (("/sys/fs/cgroup/memory.events", "oom_kill"),
-                      ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill")):
+    for path, key in (
+        ("/sys/fs/cgroup/memory.events", "oom_kill"),
+        ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),
+    ):
         try:
             with open(path) as fh:
                 for line in fh:
@@ -103,8 +105,12 @@ def _isolate(fds: tuple[int, int, int, int], limits: dict, cwd: str, env: dict) 
     if hasattr(_libc, "mallopt"):  # the forked child's malloc is already set up: MALLOC_ARENA_MAX is too late
         _libc.mallopt(M_ARENA_MAX, 1)
     cpu = int(limits["timeout_s"]) + 2
-    for rlim, value in ((resource.RLIMIT_AS, limits["memory_mb"] << 20), (resource.RLIMIT_CPU, cpu),
-                        (resource.RLIMIT_FSIZE, limits["workdir_mb"] << 20), (resource.RLIMIT_CORE, 0)):
+    for rlim, value in (
+        (resource.RLIMIT_AS, limits["memory_mb"] << 20),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_FSIZE, limits["workdir_mb"] << 20),
+        (resource.RLIMIT_CORE, 0),
+    ):
         resource.setrlimit(rlim, (value, value + 1 if rlim == resource.RLIMIT_CPU else value))
     os.chdir(cwd)
     os.environ.clear()
@@ -131,8 +137,7 @@ def spawn(target, limits: dict, cwd: str = WORK, env: dict | None = None) -> dic
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
-    return {"pid": pid, "pidfd": pidfd, "stdin": w0, "out": r1, "err": r2, "rec": r3,
-            "start": time.monotonic()}
+    return {"pid": pid, "pidfd": pidfd, "stdin": w0, "out": r1, "err": r2, "rec": r3, "start": time.monotonic()}
 
 
 def supervise(proc: dict, stdin_data: bytes, timeout_s: float, read_cap: int, keep: int) -> dict:
@@ -163,7 +168,7 @@ def supervise(proc: dict, stdin_data: bytes, timeout_s: float, read_cap: int, ke
         for fd, _ in poller.poll(wait * 1000):
             if fd == stdin_fd:
                 try:
-                    pos += os.write(fd, stdin_data[pos:pos + 65536])
+                    pos += os.write(fd, stdin_data[pos : pos + 65536])
                 except BlockingIOError:
                     continue
                 except OSError:
@@ -199,9 +204,15 @@ def supervise(proc: dict, stdin_data: bytes, timeout_s: float, read_cap: int, ke
             os.close(fd)
     if seen[proc["out"]] > read_cap:
         why = why or "output_limit"
-    return {"why": why, "code": os.waitstatus_to_exitcode(exited), "duration_s": round(duration, 4),
-            "out": bytes(bufs[proc["out"]]), "err": bytes(bufs[proc["err"]]),
-            "rec": bytes(bufs[proc["rec"]]), "clean": clean}
+    return {
+        "why": why,
+        "code": os.waitstatus_to_exitcode(exited),
+        "duration_s": round(duration, 4),
+        "out": bytes(bufs[proc["out"]]),
+        "err": bytes(bufs[proc["err"]]),
+        "rec": bytes(bufs[proc["rec"]]),
+        "clean": clean,
+    }
 
 
 def _pump(fd: int, bufs: dict, caps: dict, seen: dict, poller) -> bool:
@@ -219,5 +230,3 @@ def _pump(fd: int, bufs: dict, caps: dict, seen: dict, poller) -> bool:
     if room > 0:
         bufs[fd] += data[:room]
     return True
-
-

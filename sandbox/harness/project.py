@@ -59,7 +59,7 @@ def _node_id(case: ET.Element) -> str:
     module = file[:-3].replace("/", ".") if file.endswith(".py") else file
     parts = [file]
     if classname.startswith(module + "."):
-        parts += classname[len(module) + 1:].split(".")
+        parts += classname[len(module) + 1 :].split(".")
     return "::".join(parts + [name])
 
 
@@ -76,10 +76,17 @@ def parse_junit(path: str, keep: int) -> list[dict]:
                 if tag == "skipped":
                     message = f"skipped: {message}"
                 break
-        results.append({"name": _node_id(case), "status": status, "stderr": text,
-                        "stdout": ((case.findtext("system-out") or ""))[:keep],
-                        "detail": message or "", "actual": message,
-                        "duration_s": float(case.get("time") or 0.0)})
+        results.append(
+            {
+                "name": _node_id(case),
+                "status": status,
+                "stderr": text,
+                "stdout": (case.findtext("system-out") or "")[:keep],
+                "detail": message or "",
+                "actual": message,
+                "duration_s": float(case.get("time") or 0.0),
+            }
+        )
     return results
 
 
@@ -99,11 +106,15 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
             signal.signal(sig, signal.SIG_DFL)
         os.execve(command[0], command, env)
 
-    out = supervise(spawn(target, limits, cwd=PROJECT, env=env), b"", limits["timeout_s"],
-                    max(keep, 8 << 20), keep)
-    whole = {"name": header["test_command"], "exit_code": out["code"], "duration_s": out["duration_s"],
-             "stdout": out["out"][:keep].decode("utf-8", "replace"),
-             "stderr": out["err"].decode("utf-8", "replace"), "clean": out["clean"]}
+    out = supervise(spawn(target, limits, cwd=PROJECT, env=env), b"", limits["timeout_s"], max(keep, 8 << 20), keep)
+    whole = {
+        "name": header["test_command"],
+        "exit_code": out["code"],
+        "duration_s": out["duration_s"],
+        "stdout": out["out"][:keep].decode("utf-8", "replace"),
+        "stderr": out["err"].decode("utf-8", "replace"),
+        "clean": out["clean"],
+    }
     if out["why"]:
         detail = "time limit exceeded" if out["why"] == "timeout" else "output limit exceeded"
         emit(dict(whole, status=out["why"], detail=f"{detail} while running {header['test_command']!r}"))
@@ -115,5 +126,11 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
     for result in results:
         emit(result)
     if not results:
-        emit(dict(whole, status="error", detail="the test command wrote no JUnit report with test cases "
-                  f"(it must run pytest); exit status {out['code']}"))
+        emit(
+            dict(
+                whole,
+                status="error",
+                detail="the test command wrote no JUnit report with test cases "
+                f"(it must run pytest); exit status {out['code']}",
+            )
+        )

@@ -10,32 +10,61 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
 
 from assistant.cli import main
-from assistant.settings_loader import load_settings
 from assistant.loop.recorder import record
 from assistant.loop.session import Session
+from assistant.settings_loader import load_settings
 from assistant.store.trajectory_db import Store
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def test_bench_train_side_by_side_and_real(cobalt_home: Path, tmp_path: Path, sandbox,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_train_side_by_side_and_real(
+    cobalt_home: Path, tmp_path: Path, sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
     problems = [sum_problem(), add_problem()]
     tasks = tmp_path / "tasks.yaml"
     tasks.write_text(yaml.safe_dump([p.to_dict() for p in problems]))
     cfg = load_settings()
     with Store.open(cfg.paths) as store:
-        for problem, wrong, right in ((problems[0], WRONG_SUM, RIGHT_SUM),
-                                      (problems[1], "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b")):
+        for problem, wrong, right in (
+            (problems[0], WRONG_SUM, RIGHT_SUM),
+            (problems[1], "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b"),
+        ):
             client = ScriptedClient([answer(wrong), answer(right)], name="reference")
             record(Session(problem, client, sandbox, cfg.loop.with_turns(3), source="collect"), store).run()
     capsys.readouterr()
-    code = main(["bench", "train", "--model", "tiny", "--tasks", str(tasks), "--split", "all", "--limit", "2",
-                 "--steps", "1", "--generations", "2", "--turns", "2", "--max-completion-length", "12",
-                 "--profile", "test", "--real", "--real-steps", "1", "--register", "--json"])
+    code = main(
+        [
+            "bench",
+            "train",
+            "--model",
+            "tiny",
+            "--tasks",
+            str(tasks),
+            "--split",
+            "all",
+            "--limit",
+            "2",
+            "--steps",
+            "1",
+            "--generations",
+            "2",
+            "--turns",
+            "2",
+            "--max-completion-length",
+            "12",
+            "--profile",
+            "test",
+            "--real",
+            "--real-steps",
+            "1",
+            "--register",
+            "--json",
+        ]
+    )
     out = capsys.readouterr()
     assert code == 0, out.err
     report = json.loads(out.out)

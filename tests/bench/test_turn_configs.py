@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.turn_configs import CHANGES, parse, resolve
-from assistant.settings_loader import load_settings
 from assistant.errors import UserError
+from assistant.settings_loader import load_settings
+from bench.turn_configs import CHANGES, parse, resolve
 
 
 def test_named_configurations() -> None:
@@ -18,8 +18,12 @@ def test_named_configurations() -> None:
 
 
 def test_default_follows_the_settings_and_expressions_add_and_remove() -> None:
-    settings = load_settings(overrides={"model": {"suppress_docstrings": False, "stop_on_repetition": False},
-                                        "server": {"speculative": {"enabled": True}}})
+    settings = load_settings(
+        overrides={
+            "model": {"suppress_docstrings": False, "stop_on_repetition": False},
+            "server": {"speculative": {"enabled": True}},
+        }
+    )
     assert parse("default", settings) == {"fence", "prompt", "spec", "prefix", "preload"}
     plain = load_settings()
     assert parse("default-nodoc", plain) == parse("default", plain) - {"nodoc"}
@@ -28,9 +32,14 @@ def test_default_follows_the_settings_and_expressions_add_and_remove() -> None:
     assert list(resolve("baseline, default+nodoc", plain)) == ["baseline", "default+nodoc"]
 
 
-@pytest.mark.parametrize("name, message", [("fast", "unknown configuration 'fast'"),
-                                           ("default+turbo", "unknown change 'turbo'"),
-                                           ("default++", "is not a name followed by")])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("fast", "unknown configuration 'fast'"),
+        ("default+turbo", "unknown change 'turbo'"),
+        ("default++", "is not a name followed by"),
+    ],
+)
 def test_bad_names_are_one_sentence(name: str, message: str) -> None:
     with pytest.raises(UserError, match=message):
         resolve(name, load_settings())

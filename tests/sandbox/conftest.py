@@ -44,8 +44,9 @@ def no_container_left():
         return  # the tests themselves report a missing engine
 
     def left() -> list[str]:
-        return [c["Id"][:12] for c in owned_containers(client)
-                if (c.get("Labels") or {}).get(INSTANCE_LABEL) not in earlier]
+        return [
+            c["Id"][:12] for c in owned_containers(client) if (c.get("Labels") or {}).get(INSTANCE_LABEL) not in earlier
+        ]
 
     deadline = time.monotonic() + 15
     while left() and time.monotonic() < deadline:
@@ -57,11 +58,15 @@ def no_container_left():
 def sandbox(request, docker_client):
     """Every test that uses it runs on both transports (PID 1 fork server, docker exec)."""
     runtime = Runtime.of(os.environ.get("COBALT_TEST_RUNTIME") or None, SandboxSettings().runtime_extra_pids)
-    box = Sandbox(pool_size=2, concurrency=2, limits=LIMITS, client=docker_client, transport=request.param,
-                  runtime=runtime)
+    box = Sandbox(
+        pool_size=2, concurrency=2, limits=LIMITS, client=docker_client, transport=request.param, runtime=runtime
+    )
     box.warm()
     yield box
     box.close()
-    mine = [c["Id"][:12] for c in owned_containers(docker_client)
-            if (c.get("Labels") or {}).get(INSTANCE_LABEL) == box.instance]
+    mine = [
+        c["Id"][:12]
+        for c in owned_containers(docker_client)
+        if (c.get("Labels") or {}).get(INSTANCE_LABEL) == box.instance
+    ]
     assert not mine, f"Sandbox.close() left containers behind: {mine}"

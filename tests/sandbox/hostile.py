@@ -4,7 +4,7 @@ Each one is a wrong answer that tries to be graded as right."""
 
 # The child writes its record with the per-test nonce on fd 3: find the nonce and the
 # record writer in the frames up the stack, write an "ok" record and leave at once.
-FORGE_RECORD = '''
+FORGE_RECORD = """
 import os, sys
 
 def _forge():
@@ -19,10 +19,10 @@ def _forge():
 def add(a, b):
     _forge()
     return 99
-'''
+"""
 
 # Same, but the nonce comes from the closure/defaults of the harness functions found by gc.
-FORGE_RECORD_GC = '''
+FORGE_RECORD_GC = """
 import gc, os, re
 
 def add(a, b):
@@ -37,11 +37,11 @@ def add(a, b):
                 os.write(3, "\\0".join([nonce, "ok", "", "0", "", "", ""]).encode())
                 os._exit(0)
     return 99
-'''
+"""
 
 # Return the expected value: the calling test's code object holds it among its constants
 # (and linecache holds the test's source).
-READ_CONSTANTS = '''
+READ_CONSTANTS = """
 import sys, linecache, re
 
 def add(a, b):
@@ -52,10 +52,10 @@ def add(a, b):
     if found:
         return eval(found[-1])
     return consts[-1] if consts else 0
-'''
+"""
 
 # Skip the test's assert statements: a trace function jumps over every line of "<test>".
-JUMP_ASSERTS = '''
+JUMP_ASSERTS = """
 import sys
 
 def tracer(frame, event, arg):
@@ -72,10 +72,10 @@ sys.settrace(tracer)
 
 def add(a, b):
     return 99
-'''
+"""
 
 # Objects that claim to equal anything, and builtins patched so the checks believe them.
-ALWAYS_EQUAL = '''
+ALWAYS_EQUAL = """
 import builtins
 
 class Same(int):
@@ -91,11 +91,11 @@ builtins.bool = lambda *a: True
 
 def add(a, b):
     return Same(0)
-'''
+"""
 
 # Exit early in every way: os._exit(0) from the function, sys.exit from atexit, and a
 # SystemExit raised and swallowed by an outer frame.
-EARLY_EXITS = '''
+EARLY_EXITS = """
 import atexit, os, sys
 
 atexit.register(lambda: sys.exit(0))
@@ -107,12 +107,12 @@ def add(a, b):
     except SystemExit:
         pass
     os._exit(0)
-'''
+"""
 
 # stdio: look for the expected output anywhere the program can reach (the harness'
 # stdin, PID 1's fds, the parent's memory and environment) and print what it finds;
 # failing that, print a forged harness line and exit 0.
-STDIO_SNOOP = '''
+STDIO_SNOOP = """
 import os, sys
 found = ""
 ppid = os.getppid()
@@ -134,10 +134,10 @@ for fd in range(3, 64):
         pass
 print(found or '{"status": "passed"}')
 os._exit(0)
-'''
+"""
 
 # pytest: rewrite the JUnit report (its path is in PYTEST_ADDOPTS) when pytest exits.
-PYTEST_REWRITE_REPORT = '''
+PYTEST_REWRITE_REPORT = """
 import atexit, os, re
 
 def _rewrite():
@@ -156,10 +156,10 @@ def add(a, b):
 
 def sub(a, b):
     return a + b
-'''
+"""
 
 # pytest: patch the reports pytest makes, so every call phase reads "passed".
-PYTEST_PATCH_REPORTS = '''
+PYTEST_PATCH_REPORTS = """
 import _pytest.reports as reports
 
 _orig = reports.TestReport.from_item_and_call.__func__
@@ -176,16 +176,16 @@ def add(a, b):
 
 def sub(a, b):
     return a + b
-'''
+"""
 
 # pytest: leave the runner at import time with status 0, before any test runs.
-PYTEST_EXIT = '''
+PYTEST_EXIT = """
 import os
 os._exit(0)
-'''
+"""
 
 # pytest: rewrite every test file of the project so that its tests pass, at import time.
-PYTEST_REWRITE_TESTS = '''
+PYTEST_REWRITE_TESTS = """
 import os, re
 for root, _dirs, files in os.walk("/work/project"):
     for name in files:
@@ -201,11 +201,11 @@ def add(a, b):
 
 def sub(a, b):
     return a + b
-'''
+"""
 
 # Patch the harness itself, found through gc: its record writer always reports "ok", the
 # equality it puts in asserts always holds, and its plain-data encoder sends what it likes.
-PATCH_HARNESS = '''
+PATCH_HARNESS = """
 import gc
 
 def _always_ok(*fields):
@@ -230,4 +230,4 @@ for obj in gc.get_objects():
 
 def add(a, b):
     return 99
-'''
+"""

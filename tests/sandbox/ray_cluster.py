@@ -79,22 +79,63 @@ class LocalRayCluster:
         os.makedirs(temp_dir)
         gcs, manager, objects, grpc, listen, metrics, env_agent, client, dashboard = _free_ports(9)
         low, high = _port_range()
-        cmd = [RAY, "start", "--block", "--disable-usage-stats", "--num-cpus", str(num_cpus),
-               "--resources", json.dumps({RESOURCE: 1}), "--node-ip-address", "127.0.0.1",
-               "--temp-dir", temp_dir, "--object-store-memory", str(80 * 1024 * 1024),
-               "--node-manager-port", str(manager), "--object-manager-port", str(objects),
-               "--dashboard-agent-grpc-port", str(grpc), "--dashboard-agent-listen-port", str(listen),
-               "--metrics-export-port", str(metrics), "--runtime-env-agent-port", str(env_agent),
-               "--min-worker-port", str(low), "--max-worker-port", str(high)]
+        cmd = [
+            RAY,
+            "start",
+            "--block",
+            "--disable-usage-stats",
+            "--num-cpus",
+            str(num_cpus),
+            "--resources",
+            json.dumps({RESOURCE: 1}),
+            "--node-ip-address",
+            "127.0.0.1",
+            "--temp-dir",
+            temp_dir,
+            "--object-store-memory",
+            str(80 * 1024 * 1024),
+            "--node-manager-port",
+            str(manager),
+            "--object-manager-port",
+            str(objects),
+            "--dashboard-agent-grpc-port",
+            str(grpc),
+            "--dashboard-agent-listen-port",
+            str(listen),
+            "--metrics-export-port",
+            str(metrics),
+            "--runtime-env-agent-port",
+            str(env_agent),
+            "--min-worker-port",
+            str(low),
+            "--max-worker-port",
+            str(high),
+        ]
         if head:
             self.address = f"127.0.0.1:{gcs}"
-            cmd += ["--head", "--port", str(gcs), "--include-dashboard", "false", "--dashboard-port", str(dashboard),
-                    "--ray-client-server-port", str(client), "--system-config", json.dumps(FAST_DEATH)]
+            cmd += [
+                "--head",
+                "--port",
+                str(gcs),
+                "--include-dashboard",
+                "false",
+                "--dashboard-port",
+                str(dashboard),
+                "--ray-client-server-port",
+                str(client),
+                "--system-config",
+                json.dumps(FAST_DEATH),
+            ]
         else:
             cmd += ["--address", self.address]
         log = open(os.path.join(self.root, f"n{index}.log"), "w")
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+        proc = subprocess.Popen(
+            cmd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+        )
         self.procs.append(proc)
         return proc
 
@@ -166,7 +207,9 @@ def head_node_id() -> str:
     """The Ray node id of the live head node (the driver must be connected)."""
     import ray
 
-    return next(n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("node:__internal_head__"))
+    return next(
+        n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("node:__internal_head__")
+    )
 
 
 def kill_when_busy(cluster: LocalRayCluster, backend: Any, node: str, pid: int) -> threading.Event:

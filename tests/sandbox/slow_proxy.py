@@ -17,8 +17,7 @@ ENGINE = "/var/run/docker.sock"
 class SlowProxy:
     """Holds back the response to the first `stalls` requests matching `pattern` (None: all)."""
 
-    def __init__(self, path: str, pattern: bytes, delay_s: float, stalls: int | None = 1,
-                 target: str = ENGINE) -> None:
+    def __init__(self, path: str, pattern: bytes, delay_s: float, stalls: int | None = 1, target: str = ENGINE) -> None:
         self.path, self.pattern, self.target = path, re.compile(pattern), target
         self.delay_s, self.stalls = delay_s, stalls
         self.matched = 0

@@ -17,16 +17,19 @@ from sandbox.harness.plain import NotPlain, decode, encode
 from sandbox.protocol import assemble, prepare
 
 
-@pytest.mark.parametrize("snippet, shape, call", [
-    ("assert add(1, 2) == 3", "eq", "add(1, 2)"),
-    ("assert 3 == add(1, 2)", "eq", "add(1, 2)"),
-    ("x = [1]\nassert f(x) == [2], 'msg'", "eq", "f(x)"),
-    ("assert is_ok('a')", "true", "is_ok('a')"),
-    ("assert not is_ok('a')", "false", "is_ok('a')"),
-    ("assert f(1) is None", "is", "f(1)"),
-    ("assert abs(f(2) - 0.5) < 1e-6", "close", "f(2)"),
-    ("import math\nassert math.fabs(0.5 - f(2)) <= 1e-6", "close", "f(2)"),
-])
+@pytest.mark.parametrize(
+    "snippet, shape, call",
+    [
+        ("assert add(1, 2) == 3", "eq", "add(1, 2)"),
+        ("assert 3 == add(1, 2)", "eq", "add(1, 2)"),
+        ("x = [1]\nassert f(x) == [2], 'msg'", "eq", "f(x)"),
+        ("assert is_ok('a')", "true", "is_ok('a')"),
+        ("assert not is_ok('a')", "false", "is_ok('a')"),
+        ("assert f(1) is None", "is", "f(1)"),
+        ("assert abs(f(2) - 0.5) < 1e-6", "close", "f(2)"),
+        ("import math\nassert math.fabs(0.5 - f(2)) <= 1e-6", "close", "f(2)"),
+    ],
+)
 def test_value_shapes_keep_the_expected_value_out_of_the_child(snippet: str, shape: str, call: str) -> None:
     check = value_check(snippet)
     assert check is not None and check.shape == shape and check.call_src == call
@@ -37,16 +40,19 @@ def test_value_shapes_keep_the_expected_value_out_of_the_child(snippet: str, sha
             assert literal not in child.splitlines()[-1]
 
 
-@pytest.mark.parametrize("snippet", [
-    "assert f(1) == g(2)",                  # no literal side
-    "assert f(1) != 2",                     # not a value shape
-    "assert f(1) == 2 == 2",                # chained
-    "x = 1; assert f(x) == 2",              # setup on the assert's line
-    "assert f(1) == float('nan')",          # not a literal
-    "assert f(1) == 2, f'{x}'",             # a message that is not a literal
-    "print(f(1))",                          # not an assert
-    "assert (",                             # not Python
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "assert f(1) == g(2)",  # no literal side
+        "assert f(1) != 2",  # not a value shape
+        "assert f(1) == 2 == 2",  # chained
+        "x = 1; assert f(x) == 2",  # setup on the assert's line
+        "assert f(1) == float('nan')",  # not a literal
+        "assert f(1) == 2, f'{x}'",  # a message that is not a literal
+        "print(f(1))",  # not an assert
+        "assert (",  # not Python
+    ],
+)
 def test_other_snippets_run_whole_in_the_child(snippet: str) -> None:
     assert value_check(snippet) is None
 
@@ -68,7 +74,7 @@ def test_judge_compares_plain_values_only() -> None:
 
 
 def test_plain_data_round_trips_and_leaves_tricks_behind() -> None:
-    value = {"a": [1, 2.5, None, True], (1, "x"): {frozenset({3}), b"\x00"}, "c": complex(1, -2), "big": 10 ** 5000}
+    value = {"a": [1, 2.5, None, True], (1, "x"): {frozenset({3}), b"\x00"}, "c": complex(1, -2), "big": 10**5000}
     assert decode(encode(value)) == value
 
     class Same(int):
@@ -117,7 +123,8 @@ def test_canaries_look_like_the_tests_and_fail_for_honest_programs() -> None:
 def test_pytest_canary_sits_beside_the_projects_tests(tmp_path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_calc.py").write_text(
-        "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+        "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
     canary = pytest_canary(str(tmp_path))
     assert canary.path.startswith("tests/test_calc_") and canary.path.endswith(".py")
     assert canary.source.startswith("def test_add_") and "\n    from calc import add\n" in canary.source
@@ -140,8 +147,10 @@ def test_a_passed_canary_makes_the_run_tampered() -> None:
     assert len(job.slots) == 3 and sorted(job.slots) == [-1, 0, 1]
 
     def run(canary_status: str, value: str = encode(3)):
-        lines = [_line(canary_status) if s < 0 else _line("value", value=value) if s == 0 else _line("passed")
-                 for s in job.slots]
+        lines = [
+            _line(canary_status) if s < 0 else _line("value", value=value) if s == 0 else _line("passed")
+            for s in job.slots
+        ]
         return assemble(job, ("".join(lines) + '{"done": true}\n').encode(), b"").result
 
     honest = run("failed")
@@ -159,32 +168,43 @@ def test_a_passed_canary_makes_the_run_tampered() -> None:
 
 def test_value_checks_and_canaries_can_be_switched_off() -> None:
     tests = [TestCase(code="assert add(1, 2) == 3")]
-    job = prepare("def add(a, b):\n    return a + b\n", tests, "function", Limits(), None,
-                  canaries=False, outside=False)
+    job = prepare(
+        "def add(a, b):\n    return a + b\n", tests, "function", Limits(), None, canaries=False, outside=False
+    )
     assert job.slots == [0] and job.checks == [None] and b"== 3" in job.payload
     outside = prepare("def add(a, b):\n    return a + b\n", tests, "function", Limits(), None, canaries=False)
     assert b"== 3" not in outside.payload and b"(add(1, 2))" in outside.payload
 
 
-@pytest.mark.parametrize("program, flag", [
-    ("import sys\nf = sys._getframe(1)\n", "frames"),
-    ("def f():\n    raise Exception\ntry:\n    f()\nexcept Exception as e:\n    e.__traceback__.tb_frame\n", "frames"),
-    ("import gc\ngc.get_objects()\n", "gc"),
-    ("from inspect import currentframe\n", "inspect"),
-    ("open('/opt/cobalt/sandbox/harness/child.py').read()\n", "harness"),
-    ("import _pytest.reports\n", "pytest_internals"),
-    ("def pytest_runtest_makereport(item, call):\n    pass\n", "pytest_internals"),
-    ("import builtins\nbuiltins.print = None\n", "builtins_patch"),
-    ("__builtins__['len'] = None\n", "builtins_patch"),
-    ("import os\nos.write(3, b'x')\n", "fd3"),
-    ("import os\nos.listdir('/proc/self/fd')\n", "fd3"),
-])
+@pytest.mark.parametrize(
+    "program, flag",
+    [
+        ("import sys\nf = sys._getframe(1)\n", "frames"),
+        (
+            "def f():\n    raise Exception\ntry:\n    f()\nexcept Exception as e:\n    e.__traceback__.tb_frame\n",
+            "frames",
+        ),
+        ("import gc\ngc.get_objects()\n", "gc"),
+        ("from inspect import currentframe\n", "inspect"),
+        ("open('/opt/cobalt/sandbox/harness/child.py').read()\n", "harness"),
+        ("import _pytest.reports\n", "pytest_internals"),
+        ("def pytest_runtest_makereport(item, call):\n    pass\n", "pytest_internals"),
+        ("import builtins\nbuiltins.print = None\n", "builtins_patch"),
+        ("__builtins__['len'] = None\n", "builtins_patch"),
+        ("import os\nos.write(3, b'x')\n", "fd3"),
+        ("import os\nos.listdir('/proc/self/fd')\n", "fd3"),
+    ],
+)
 def test_flags_name_what_the_program_reaches_for(program: str, flag: str) -> None:
     assert flag in scan(program)
 
 
 def test_ordinary_programs_raise_no_flags() -> None:
-    for program in ("import sys\nprint(sum(map(int, sys.stdin.read().split())))\n",
-                    "import math, itertools\ndef f(x):\n    return math.comb(x, 2)\n",
-                    "import os\nos.write(1, b'hi')\n", "x = {}\nx['a'] = 1\n", "def (:\n"):
+    for program in (
+        "import sys\nprint(sum(map(int, sys.stdin.read().split())))\n",
+        "import math, itertools\ndef f(x):\n    return math.comb(x, 2)\n",
+        "import os\nos.write(1, b'hi')\n",
+        "x = {}\nx['a'] = 1\n",
+        "def (:\n",
+    ):
         assert scan(program) == []

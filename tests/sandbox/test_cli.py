@@ -20,8 +20,9 @@ def write(path: Path, data: str | bytes) -> str:
 @pytest.fixture
 def add_files(tmp_path: Path) -> tuple[str, str]:
     program = write(tmp_path / "add.py", "a, b = map(int, input().split())\nprint(a + b)\n")
-    tests = write(tmp_path / "tests.json", json.dumps([{"input": "1 2\n", "output": "3\n"},
-                                                       {"input": "2 2\n", "output": "5\n"}]))
+    tests = write(
+        tmp_path / "tests.json", json.dumps([{"input": "1 2\n", "output": "3\n"}, {"input": "2 2\n", "output": "5\n"}])
+    )
     return program, tests
 
 
@@ -59,13 +60,16 @@ def test_run_shows_a_forged_run_as_tampered(tmp_path: Path, capsys, docker_clien
     assert "test 1: tampered" in out and "passed 0/1" in out
 
 
-@pytest.mark.parametrize("content, message", [
-    ('[{"input": "1", "output": "1"', "is not valid JSON"),
-    ('{"input": "1", "output": "1"}', "must hold a JSON list"),
-    ('[{"input": "1"}]', "needs either {input, output} or {code}"),
-    ('[{"stdin": "1", "output": "1"}]', "unknown test case field"),
-    ('[{"input": 1, "output": "1"}]', "must be a string"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('[{"input": "1", "output": "1"', "is not valid JSON"),
+        ('{"input": "1", "output": "1"}', "must hold a JSON list"),
+        ('[{"input": "1"}]', "needs either {input, output} or {code}"),
+        ('[{"stdin": "1", "output": "1"}]', "unknown test case field"),
+        ('[{"input": 1, "output": "1"}]', "must be a string"),
+    ],
+)
 def test_malformed_tests_json_is_one_sentence(add_files, tmp_path: Path, capsys, content: str, message: str) -> None:
     program, _ = add_files
     tests = write(tmp_path / "bad.json", content)
@@ -107,19 +111,44 @@ def test_check_without_engine_is_one_sentence(monkeypatch, capsys) -> None:
 
 
 def test_bench_runs_on_tiny_sizes(capsys, docker_client) -> None:
-    argv = ["bench", "sandbox", "--programs", "3", "--tests", "2", "--per-test-programs", "1",
-            "--concurrency", "2", "--grading", "1", "--json"]
+    argv = [
+        "bench",
+        "sandbox",
+        "--programs",
+        "3",
+        "--tests",
+        "2",
+        "--per-test-programs",
+        "1",
+        "--concurrency",
+        "2",
+        "--grading",
+        "1",
+        "--json",
+    ]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["all_correct"] is True
     grading = report["grading"]  # guards on vs off, same pool, same run
-    assert [r["way"] for r in grading["rows"]] == ["pool stdio, guards off", "pool stdio, guards on",
-                                                   "pool function, guards off", "pool function, guards on"]
+    assert [r["way"] for r in grading["rows"]] == [
+        "pool stdio, guards off",
+        "pool stdio, guards on",
+        "pool function, guards off",
+        "pool function, guards on",
+    ]
     assert all(r["tests"] == r["passed"] == 6 and r["tampered"] == 0 for r in grading["rows"])
     assert set(grading["ratios"]) == {"stdio_on_vs_off", "function_on_vs_off"}
-    assert [w["way"] for w in report["ways"]] == ["warm pool (run_many)", "pool, docker exec/program",
-                                                  "docker run per program", "docker run per test",
-                                                  "bare python3 per test"]
+    assert [w["way"] for w in report["ways"]] == [
+        "warm pool (run_many)",
+        "pool, docker exec/program",
+        "docker run per program",
+        "docker run per test",
+        "bare python3 per test",
+    ]
     assert [w["tests"] for w in report["ways"]] == [6, 6, 6, 2, 6]
-    assert set(report["ratios"]) == {"pool_vs_docker_run_per_test", "pool_vs_docker_run_per_program",
-                                     "pool_vs_bare_python", "pool_vs_pool_with_docker_exec"}
+    assert set(report["ratios"]) == {
+        "pool_vs_docker_run_per_test",
+        "pool_vs_docker_run_per_program",
+        "pool_vs_bare_python",
+        "pool_vs_pool_with_docker_exec",
+    }

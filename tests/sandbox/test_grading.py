@@ -22,12 +22,12 @@ def statuses(result) -> list[str]:
 def test_stdio_comparison_rules(sandbox) -> None:
     program = "import sys\nprint(*sys.stdin.read().split('|'), sep='\\n')\n"
     cases = [
-        ("3   \n\n\n", "3"),                      # trailing whitespace and blank lines
-        ("0.3333333333333333", "0.3333333\n"),   # float tolerance
-        ("1\n2", "1\n2\n"),                      # exact
-        ("2\n1", "1\n2\n"),                      # reordered lines
-        ("1 2", "2 1\n"),                        # swapped tokens
-        ("1000001", "1000000\n"),                # integers are exact
+        ("3   \n\n\n", "3"),  # trailing whitespace and blank lines
+        ("0.3333333333333333", "0.3333333\n"),  # float tolerance
+        ("1\n2", "1\n2\n"),  # exact
+        ("2\n1", "1\n2\n"),  # reordered lines
+        ("1 2", "2 1\n"),  # swapped tokens
+        ("1000001", "1000000\n"),  # integers are exact
     ]
     tests = [TestCase(input=printed.replace("\n", "|"), output=expected) for printed, expected in cases]
     result = sandbox.run(program, tests, "stdio")
@@ -37,8 +37,9 @@ def test_stdio_comparison_rules(sandbox) -> None:
 
 
 def test_results_carry_feedback_fields(sandbox) -> None:
-    result = sandbox.run(ADD + "print(a + b)\n", [TestCase(input="1 2\n", output="3\n"),
-                                                  TestCase(input="5 5\n", output="11\n")], "stdio")
+    result = sandbox.run(
+        ADD + "print(a + b)\n", [TestCase(input="1 2\n", output="3\n"), TestCase(input="5 5\n", output="11\n")], "stdio"
+    )
     assert statuses(result) == ["passed", "failed"]
     failed = result.tests[1]
     assert (failed.input, failed.expected, failed.stdout, failed.actual) == ("5 5\n", "11\n", "10\n", "10\n")
@@ -65,27 +66,36 @@ def test_right_output_but_nonzero_exit_fails(sandbox) -> None:
 
 
 def test_patching_exit_functions_cannot_fake_a_pass(sandbox) -> None:
-    patch = ("import os, sys, builtins, atexit\n"
-             "sys.exit = os._exit = builtins.exit = lambda *a: None\n"
-             "sys.excepthook = lambda *a: None\n"
-             "atexit.register(lambda: print('{\"status\": \"passed\"}'))\n")
-    stdio = sandbox.run(patch + ADD + "print(a + b)\nraise SystemExit(3)\n",
-                        [TestCase(input="1 2\n", output="3\n")], "stdio")
+    patch = (
+        "import os, sys, builtins, atexit\n"
+        "sys.exit = os._exit = builtins.exit = lambda *a: None\n"
+        "sys.excepthook = lambda *a: None\n"
+        'atexit.register(lambda: print(\'{"status": "passed"}\'))\n'
+    )
+    stdio = sandbox.run(
+        patch + ADD + "print(a + b)\nraise SystemExit(3)\n", [TestCase(input="1 2\n", output="3\n")], "stdio"
+    )
     assert statuses(stdio) == ["failed"]
-    function = sandbox.run(patch + "def add(a, b):\n    raise SystemExit(0)\n",
-                           [TestCase(code="assert add(1, 2) == 3")], "function")
+    function = sandbox.run(
+        patch + "def add(a, b):\n    raise SystemExit(0)\n", [TestCase(code="assert add(1, 2) == 3")], "function"
+    )
     assert statuses(function) == ["error"]
-    real_exit = sandbox.run("import os\ndef add(a, b):\n    os._exit(0)\n",
-                            [TestCase(code="assert add(1, 2) == 3\nassert add(2, 2) == 4")], "function")
+    real_exit = sandbox.run(
+        "import os\ndef add(a, b):\n    os._exit(0)\n",
+        [TestCase(code="assert add(1, 2) == 3\nassert add(2, 2) == 4")],
+        "function",
+    )
     assert statuses(real_exit) == ["error"]
     assert "before every statement" in real_exit.tests[0].detail
 
 
 def test_fake_markers_and_always_equal_objects_fail(sandbox) -> None:
-    program = ('print(\'{"status": "passed"}\\n{"done": true}\')\n'
-               "import sys\nsys.stderr.write('OK\\n')\n"
-               "class Same:\n    __eq__ = lambda self, other: True\n"
-               "def add(a, b):\n    return Same()\n")
+    program = (
+        'print(\'{"status": "passed"}\\n{"done": true}\')\n'
+        "import sys\nsys.stderr.write('OK\\n')\n"
+        "class Same:\n    __eq__ = lambda self, other: True\n"
+        "def add(a, b):\n    return Same()\n"
+    )
     result = sandbox.run(program, [TestCase(code="assert add(1, 2) == 3")], "function")
     assert statuses(result) == ["failed"]
 
@@ -102,9 +112,13 @@ def test_killing_the_parent_cannot_fake_a_pass(sandbox) -> None:
 
 def test_function_kind_shows_the_actual_value(sandbox) -> None:
     program = "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a * b\n"
-    tests = [TestCase(code="assert mul(2, 3) == 6"), TestCase(code="assert add(1, 2) == 3"),
-             TestCase(code="x = [add(i, 1) for i in range(3)]\nassert x == [1, 2, 3], 'list'"),
-             TestCase(code="assert add(1, 2) == 3 == 3"), TestCase(code="assert div(1, 0) == 0")]
+    tests = [
+        TestCase(code="assert mul(2, 3) == 6"),
+        TestCase(code="assert add(1, 2) == 3"),
+        TestCase(code="x = [add(i, 1) for i in range(3)]\nassert x == [1, 2, 3], 'list'"),
+        TestCase(code="assert add(1, 2) == 3 == 3"),
+        TestCase(code="assert div(1, 0) == 0"),
+    ]
     result = sandbox.run(program, tests, "function")
     assert statuses(result) == ["passed", "failed", "failed", "failed", "error"]
     assert (result.tests[1].actual, result.tests[1].expected) == ("-1", "3")
@@ -127,13 +141,17 @@ def test_pytest_kind_gives_per_test_results(sandbox, tmp_path: Path) -> None:
         "from calc import add, sub\n\n"
         "def test_add():\n    assert add(1, 2) == 3\n\n"
         "def test_sub():\n    assert sub(3, 1) == 2\n\n"
-        "class TestMore:\n    def test_add_neg(self):\n        assert add(-1, -1) == -2\n")
+        "class TestMore:\n    def test_add_neg(self):\n        assert add(-1, -1) == -2\n"
+    )
     (project / "conftest.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
     program = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a + b\n"
     result = sandbox.run(program, [], "pytest", project=Project(str(project), "calc.py"))
     by_name = {t.name: t.status for t in result.tests}
-    assert by_name == {"tests/test_calc.py::test_add": "passed", "tests/test_calc.py::test_sub": "failed",
-                       "tests/test_calc.py::TestMore::test_add_neg": "passed"}, result
+    assert by_name == {
+        "tests/test_calc.py::test_add": "passed",
+        "tests/test_calc.py::test_sub": "failed",
+        "tests/test_calc.py::TestMore::test_add_neg": "passed",
+    }, result
     failing = next(t for t in result.tests if t.status == "failed")
     assert "assert 4 == 2" in failing.stderr
     skipping = "import pytest\npytest.skip('no', allow_module_level=True)\n"

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.sandbox import hostile
 import pytest
 
 from sandbox import Job, Project, TestCase
+from tests.sandbox import hostile
 
 pytestmark = pytest.mark.docker
 
-HUMANEVAL_LIKE = [TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(2, 2) == 4"),
-                  TestCase(code="assert add(-1, 1) == 0")]
+HUMANEVAL_LIKE = [
+    TestCase(code="assert add(1, 2) == 3"),
+    TestCase(code="assert add(2, 2) == 4"),
+    TestCase(code="assert add(-1, 1) == 0"),
+]
 MIXED = HUMANEVAL_LIKE + [TestCase(code="x = add(5, 5)\nassert x in (10, 11)")]
 HONEST_ADD = "def add(a, b):\n    return a + b\n"
 
@@ -55,8 +58,9 @@ def test_stdio_expected_output_is_out_of_reach(sandbox) -> None:
 
 
 def test_honest_programs_never_see_a_canary_or_an_expected_value(sandbox) -> None:
-    spy = ("import linecache, sys\n" + HONEST_ADD.replace("    return", "    sys.stderr.write("
-           "''.join(linecache.cache.get('<test>', (0, 0, [], 0))[2]))\n    return"))
+    spy = "import linecache, sys\n" + HONEST_ADD.replace(
+        "    return", "    sys.stderr.write(''.join(linecache.cache.get('<test>', (0, 0, [], 0))[2]))\n    return"
+    )
     result = sandbox.run(spy, HUMANEVAL_LIKE, "function")
     assert [t.status for t in result.tests] == ["passed"] * 3 and not result.tampered
     assert [t.code for t in result.tests] == [t.code for t in HUMANEVAL_LIKE]
@@ -73,13 +77,15 @@ def project(tmp_path_factory) -> Path:
     (root / "tests" / "test_calc.py").write_text(
         "from calc import add, sub\n\n"
         "def test_add():\n    assert add(1, 2) == 3\n\n"
-        "def test_sub():\n    assert sub(3, 1) == 2\n")
+        "def test_sub():\n    assert sub(3, 1) == 2\n"
+    )
     (root / "conftest.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
     return root
 
 
-@pytest.mark.parametrize("program", ["PYTEST_REWRITE_REPORT", "PYTEST_PATCH_REPORTS", "PYTEST_REWRITE_TESTS",
-                                     "PYTEST_EXIT"])
+@pytest.mark.parametrize(
+    "program", ["PYTEST_REWRITE_REPORT", "PYTEST_PATCH_REPORTS", "PYTEST_REWRITE_TESTS", "PYTEST_EXIT"]
+)
 def test_pytest_kind_report_forgery(sandbox, project: Path, program: str) -> None:
     if sandbox.transport.name == "exec":
         pytest.skip("the pytest kind's grading does not depend on the transport; once is enough")
@@ -89,16 +95,22 @@ def test_pytest_kind_report_forgery(sandbox, project: Path, program: str) -> Non
     else:
         forged(result)
         assert {t.name for t in result.tests} == {"tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"}
-    honest = sandbox.run("def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n", [], "pytest",
-                         project=Project(str(project), "calc.py", "python -m pytest -x -q"))
+    honest = sandbox.run(
+        "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n",
+        [],
+        "pytest",
+        project=Project(str(project), "calc.py", "python -m pytest -x -q"),
+    )
     assert honest.pass_rate == 1.0 and not honest.tampered and len(honest.tests) == 2  # the canary runs last
 
 
 def test_stdio_tests_with_one_input_share_a_run(sandbox) -> None:
     """The stdio canary repeats a real input: it costs a comparison, not a run, and the real
     test keeps its own read limit (here an output far above the kept bytes)."""
-    coin = sandbox.run("import os\nprint(os.urandom(8).hex())\n", [TestCase(input="x\n", output="a\n"),
-                                                                  TestCase(input="x\n", output="b\n")])
+    coin = sandbox.run(
+        "import os\nprint(os.urandom(8).hex())\n",
+        [TestCase(input="x\n", output="a\n"), TestCase(input="x\n", output="b\n")],
+    )
     assert coin.tests[0].stdout == coin.tests[1].stdout  # one run, two comparisons
     big = "\n".join(str(i) for i in range(40000)) + "\n"  # ~230 KB, kept bytes are 64 KB
     for _ in range(3):  # the canary lands before or after the real test
@@ -115,8 +127,10 @@ def test_humaneval_canonical_solutions_keep_passing(sandbox) -> None:
     if sandbox.transport.name == "exec":
         pytest.skip("grading does not depend on the transport; once is enough")
     rows = _humaneval_rows()[::8]
-    jobs = [Job(row["prompt"] + row["canonical_solution"], humaneval_problem(row).all_tests(), kind="function")
-            for row in rows]
+    jobs = [
+        Job(row["prompt"] + row["canonical_solution"], humaneval_problem(row).all_tests(), kind="function")
+        for row in rows
+    ]
     results = sandbox.run_many(jobs)
     assert [r.all_passed for r in results] == [True] * len(rows)
     assert not any(r.tampered or r.flags for r in results)

@@ -74,10 +74,12 @@ def test_allocating_2gb_ends_as_memory(sandbox) -> None:
 def test_an_honest_program_with_12_threads_alive_at_once_fits_the_memory_limit(sandbox) -> None:
     # glibc gave each thread a malloc arena of 64 MB address space, which the address-space limit
     # counts: under 256 MB the third thread could not start ("can't start new thread", exit 1).
-    threads = ("import threading\nn = int(input())\nb = threading.Barrier(n)\nout = []\n"
-               "def work():\n    b.wait()\n    out.append(len([bytearray(4096) for _ in range(64)]))\n"
-               "ts = [threading.Thread(target=work) for _ in range(n)]\n"
-               "[t.start() for t in ts]\n[t.join() for t in ts]\nprint(sum(out))\n")
+    threads = (
+        "import threading\nn = int(input())\nb = threading.Barrier(n)\nout = []\n"
+        "def work():\n    b.wait()\n    out.append(len([bytearray(4096) for _ in range(64)]))\n"
+        "ts = [threading.Thread(target=work) for _ in range(n)]\n"
+        "[t.start() for t in ts]\n[t.join() for t in ts]\nprint(sum(out))\n"
+    )
     test = one(sandbox, threads, str(64 * 12), stdin="12\n", limits=ROOMY)
     assert test.status == "passed", (test.status, test.stderr[-300:])
 
@@ -127,9 +129,21 @@ for path in ["/opt/cobalt/sandbox/harness.py", "/etc/passwd", "/usr/lib/x", "/x"
     except OSError:
         print(path, "blocked")
 """
-    expected = "\n".join([f"{p} blocked" for p in ["/opt/cobalt/sandbox/harness.py", "/etc/passwd",
-                          "/usr/lib/x", "/x", "/home/x", "/var/tmp/x", "/dev/shm/x"]] +
-                         ["/work/x written", "/tmp/x written"])
+    expected = "\n".join(
+        [
+            f"{p} blocked"
+            for p in [
+                "/opt/cobalt/sandbox/harness.py",
+                "/etc/passwd",
+                "/usr/lib/x",
+                "/x",
+                "/home/x",
+                "/var/tmp/x",
+                "/dev/shm/x",
+            ]
+        ]
+        + ["/work/x written", "/tmp/x written"]
+    )
     test = one(sandbox, program, expected)
     assert test.status == "passed", test.stdout
 

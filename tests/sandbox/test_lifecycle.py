@@ -30,8 +30,12 @@ def wait_until_gone(client, owner: str, timeout_s: float = 60.0) -> list[dict]:
 def test_orphans_of_dead_owners_are_removed_at_start_up(docker_client, sandbox) -> None:
     dead = f"{owner_id().rsplit(':', 2)[0]}:999999999:1"
     alive = owner_id(os.getppid())  # a live neighbour's container must survive
-    ids = [docker_client.api.create_container(sandbox.image, command=["sleep", "60"],
-                                              labels={LABEL: "1", OWNER_LABEL: o})["Id"] for o in (dead, alive)]
+    ids = [
+        docker_client.api.create_container(sandbox.image, command=["sleep", "60"], labels={LABEL: "1", OWNER_LABEL: o})[
+            "Id"
+        ]
+        for o in (dead, alive)
+    ]
     try:
         box = Sandbox(pool_size=1, limits=sandbox.limits, client=docker_client)
         box.close()
@@ -113,8 +117,10 @@ def test_caller_mistakes_raise_value_error(sandbox) -> None:
 
 def test_run_many_keeps_order_and_survives_bad_programs(sandbox) -> None:
     quick = Limits(timeout_s=1.0, memory_mb=256, pids=64, cpus=1.0, output_bytes=65536, workdir_mb=32)
-    jobs = [Job(f"print(int(input()) * {k})", [TestCase(input=f"{i}\n", output=f"{i * k}\n") for i in range(3)])
-            for k in range(8)]
+    jobs = [
+        Job(f"print(int(input()) * {k})", [TestCase(input=f"{i}\n", output=f"{i * k}\n") for i in range(3)])
+        for k in range(8)
+    ]
     jobs[2] = Job("while True: pass", [TestCase(input="", output="")], limits=quick)
     jobs[5] = Job("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", [TestCase(input="", output="")])
     results = sandbox.run_many(jobs)

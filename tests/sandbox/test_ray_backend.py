@@ -10,9 +10,8 @@ import sys
 
 import pytest
 
-from sandbox import Job, Sandbox, SandboxError, TestCase
 from bench.sandbox_jobs import make_jobs
-
+from sandbox import Job, Sandbox, SandboxError, TestCase
 from tests.sandbox.ray_cluster import RESOURCE, LocalRayCluster, head_node_id, kill_when_busy, two_nodes
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -26,8 +25,13 @@ def cluster():
 
 
 def _sandbox(cluster: LocalRayCluster, **extra) -> Sandbox:
-    section = {"backend": "ray", "pool_size": 1, "limits": {"timeout_s": 5.0},
-               "ray": {"address": cluster.address, "resource": RESOURCE, "in_flight": 2}, **extra}
+    section = {
+        "backend": "ray",
+        "pool_size": 1,
+        "limits": {"timeout_s": 5.0},
+        "ray": {"address": cluster.address, "resource": RESOURCE, "in_flight": 2},
+        **extra,
+    }
     return Sandbox.from_config(section)
 
 
@@ -58,8 +62,21 @@ def test_batch_runs_on_both_nodes_with_todays_results(cluster):
 def test_bench_ray_beside_local_pool(cluster, capsys):
     from assistant.cli import main
 
-    argv = ["bench", "sandbox", "--backend", "ray", "--ray-address", cluster.address, "--programs", "4",
-            "--tests", "2", "--concurrency", "1", "--json"]
+    argv = [
+        "bench",
+        "sandbox",
+        "--backend",
+        "ray",
+        "--ray-address",
+        cluster.address,
+        "--programs",
+        "4",
+        "--tests",
+        "2",
+        "--concurrency",
+        "1",
+        "--json",
+    ]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["all_correct"] is True and report["nodes"] == 2
@@ -94,8 +111,10 @@ def test_the_runtime_reaches_every_nodes_worker(cluster, docker_client):
         pytest.skip("runsc (gVisor) is not registered with the Docker engine; run scripts/register-runsc.sh")
     with _sandbox(cluster, runtime="runsc") as box:
         results = box.run_many(make_jobs(12, 2))
-        owners = {c["Labels"]["cobalt.sandbox.owner"]: docker_client.api.inspect_container(c["Id"])["HostConfig"]
-                  for c in docker_client.api.containers(filters={"label": LABEL})}
+        owners = {
+            c["Labels"]["cobalt.sandbox.owner"]: docker_client.api.inspect_container(c["Id"])["HostConfig"]
+            for c in docker_client.api.containers(filters={"label": LABEL})
+        }
         workers = set(box.backend.workers().values())
     assert all(r.all_passed for r in results)
     # Which nodes ran the jobs is Ray's choice (a worker still starting gets none): every

@@ -16,19 +16,27 @@ import pytest
 from sandbox import Job, Project, Sandbox, SandboxError, TestCase
 from sandbox.engine import INSTANCE_LABEL, engine_runtimes
 from sandbox.sandbox_settings import SandboxSettings
-
 from tests.sandbox.conftest import LIMITS
 
 pytestmark = pytest.mark.docker
 
 ADD = "a, b = map(int, input().split())\nprint(a + b)\n"
-STDIO = [TestCase(input="1 2\n", output="3\n"), TestCase(input="20 22\n", output="42\n"),
-         TestCase(input="2 2\n", output="5\n")]
+STDIO = [
+    TestCase(input="1 2\n", output="3\n"),
+    TestCase(input="20 22\n", output="42\n"),
+    TestCase(input="2 2\n", output="5\n"),
+]
 TWICE = "def twice(x):\n    return x * 2\n"
-FUNCTION = [TestCase(code="assert twice(2) == 4"), TestCase(code="assert twice('ab') == 'abab'"),
-            TestCase(code="assert twice(3) == 7"), TestCase(code="assert twice([1]) == [1, 1]\nassert twice(0) == 0")]
-THREADS = ("import threading\nout = []\nts = [threading.Thread(target=out.append, args=(i,)) for i in range(8)]\n"
-           "[t.start() for t in ts]\n[t.join() for t in ts]\nprint(sum(out) + int(input()))\n")
+FUNCTION = [
+    TestCase(code="assert twice(2) == 4"),
+    TestCase(code="assert twice('ab') == 'abab'"),
+    TestCase(code="assert twice(3) == 7"),
+    TestCase(code="assert twice([1]) == [1, 1]\nassert twice(0) == 0"),
+]
+THREADS = (
+    "import threading\nout = []\nts = [threading.Thread(target=out.append, args=(i,)) for i in range(8)]\n"
+    "[t.start() for t in ts]\n[t.join() for t in ts]\nprint(sum(out) + int(input()))\n"
+)
 
 
 def pytest_project(root: Path) -> Project:
@@ -38,7 +46,8 @@ def pytest_project(root: Path) -> Project:
     (root / "tests" / "test_calc.py").write_text(
         "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n\n"
         "def test_neg():\n    assert add(-1, -1) == -3\n\n"
-        "class TestMore:\n    def test_zero(self):\n        assert add(0, 0) == 0\n")
+        "class TestMore:\n    def test_zero(self):\n        assert add(0, 0) == 0\n"
+    )
     return Project(str(root), "calc.py")
 
 
@@ -49,15 +58,18 @@ def outcome(result) -> list[tuple]:
 
 
 def open_box(docker_client, runtime: str | None) -> Sandbox:
-    return Sandbox.from_config(SandboxSettings(), runtime=runtime, pool_size=2, concurrency=2, limits=LIMITS,
-                               client=docker_client)
+    return Sandbox.from_config(
+        SandboxSettings(), runtime=runtime, pool_size=2, concurrency=2, limits=LIMITS, client=docker_client
+    )
 
 
 @pytest.fixture(scope="module")
 def runsc(docker_client):
     if "runsc" not in engine_runtimes(docker_client):
-        pytest.skip("runsc (gVisor) is not registered with the Docker engine (`docker info` lists no runsc "
-                    "runtime); run scripts/register-runsc.sh as root")
+        pytest.skip(
+            "runsc (gVisor) is not registered with the Docker engine (`docker info` lists no runsc "
+            "runtime); run scripts/register-runsc.sh as root"
+        )
     with open_box(docker_client, "runsc") as box:
         box.warm()
         yield box
@@ -65,16 +77,24 @@ def runsc(docker_client):
 
 def test_honest_programs_get_the_same_results_under_runsc_as_under_runc(runsc, docker_client, tmp_path) -> None:
     project = pytest_project(tmp_path / "proj")
-    jobs = [Job(ADD, STDIO), Job(THREADS, [TestCase(input="2\n", output="30\n")]), Job(TWICE, FUNCTION, "function"),
-            Job("def add(a, b):\n    return a + b\n", [], "pytest", project=project)]
+    jobs = [
+        Job(ADD, STDIO),
+        Job(THREADS, [TestCase(input="2\n", output="30\n")]),
+        Job(TWICE, FUNCTION, "function"),
+        Job("def add(a, b):\n    return a + b\n", [], "pytest", project=project),
+    ]
     with open_box(docker_client, None) as runc:
         runc.warm()  # warmed like the runsc box (the threads job once failed in CI: glibc arenas, see harness/proc.py)
         expected = [outcome(r) for r in runc.run_many(jobs)]
     got = [outcome(r) for r in runsc.run_many(jobs)]
     assert got == expected
     statuses = [[status for _name, status, *_ in job] for job in got]
-    assert statuses == [["passed", "passed", "failed"], ["passed"], ["passed", "passed", "failed", "passed"],
-                        ["passed", "failed", "passed"]]
+    assert statuses == [
+        ["passed", "passed", "failed"],
+        ["passed"],
+        ["passed", "passed", "failed", "passed"],
+        ["passed", "failed", "passed"],
+    ]
     ours = runsc.client.api.containers(filters={"label": f"{INSTANCE_LABEL}={runsc.instance}"})
     assert ours and {runsc.client.api.inspect_container(c["Id"])["HostConfig"]["Runtime"] for c in ours} == {"runsc"}
 
@@ -101,18 +121,41 @@ def test_an_unknown_runtime_is_one_sentence(docker_client) -> None:
 def test_bench_compares_runsc_with_runc_in_the_same_run(runsc, capsys) -> None:
     from assistant.cli import main
 
-    argv = ["bench", "sandbox", "--programs", "2", "--tests", "2", "--per-test-programs", "1",
-            "--per-program-programs", "1", "--concurrency", "1", "--runtime-compare", "1", "--json"]
+    argv = [
+        "bench",
+        "sandbox",
+        "--programs",
+        "2",
+        "--tests",
+        "2",
+        "--per-test-programs",
+        "1",
+        "--per-program-programs",
+        "1",
+        "--concurrency",
+        "1",
+        "--runtime-compare",
+        "1",
+        "--json",
+    ]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     runtime = report["runtime"]
     assert report["all_correct"] is True and runtime["compared"] == "runsc"
-    assert [r["way"] for r in runtime["rows"]] == ["pool stdio, runc", "pool stdio, runsc", "pool function, runc",
-                                                   "pool function, runsc", "docker run/program, runc",
-                                                   "docker run/program, runsc"]
+    assert [r["way"] for r in runtime["rows"]] == [
+        "pool stdio, runc",
+        "pool stdio, runsc",
+        "pool function, runc",
+        "pool function, runsc",
+        "docker run/program, runc",
+        "docker run/program, runsc",
+    ]
     assert [r["passed"] for r in runtime["rows"]] == [r["tests"] for r in runtime["rows"]] == [4, 4, 4, 4, 2, 2]
-    assert set(runtime["ratios"]) == {"pool_stdio_runsc_vs_runc", "pool_function_runsc_vs_runc",
-                                      "docker_run_per_program_runsc_vs_runc"}
+    assert set(runtime["ratios"]) == {
+        "pool_stdio_runsc_vs_runc",
+        "pool_function_runsc_vs_runc",
+        "docker_run_per_program_runsc_vs_runc",
+    }
     assert set(runtime["warmup_s"]) == {"runc", "runsc"}
 
 
@@ -132,8 +175,13 @@ def test_register_script_merges_daemon_json_and_is_idempotent(tmp_path) -> None:
     conf.write_text(json.dumps({"log-level": "warn", "runtimes": {"other": {"path": "/bin/other"}}}))
     assert "registered runsc" in register()
     merged = json.loads(conf.read_text())
-    assert merged == {"log-level": "warn", "runtimes": {"other": {"path": "/bin/other"}, "runsc": {
-        "path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}}}
+    assert merged == {
+        "log-level": "warn",
+        "runtimes": {
+            "other": {"path": "/bin/other"},
+            "runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]},
+        },
+    }
     assert register() == "" and json.loads(conf.read_text()) == merged  # idempotent: nothing to do
     conf.write_text("{not json")
     assert register() == "" and conf.read_text() == "{not json"  # left alone, setup goes on

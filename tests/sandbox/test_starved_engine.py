@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import docker
 import pytest
-from tests.sandbox.conftest import LIMITS
-from tests.sandbox.slow_proxy import SlowProxy
 
 from sandbox import Sandbox, SandboxError, TestCase
 from sandbox.engine import INSTANCE_LABEL
+from tests.sandbox.conftest import LIMITS
+from tests.sandbox.slow_proxy import SlowProxy
 
 pytestmark = pytest.mark.docker
 

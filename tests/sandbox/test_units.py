@@ -7,8 +7,8 @@ import signal
 import struct
 
 from sandbox.api import Limits, TestCase
-from sandbox.harness.main import classify, to_json
 from sandbox.harness.child import parse_record, record_bytes
+from sandbox.harness.main import classify, to_json
 from sandbox.protocol import Demux, assemble, prepare
 
 LIMITS = {"timeout_s": 1.0, "memory_mb": 64, "output_bytes": 100, "workdir_mb": 8}
@@ -17,11 +17,11 @@ LIMITS = {"timeout_s": 1.0, "memory_mb": 64, "output_bytes": 100, "workdir_mb": 
 def test_a_record_counts_only_alone_and_with_its_nonce() -> None:
     ok = record_bytes("n1", "ok", "", 0, "", "", "")
     assert parse_record(ok, "n1")["o"] == "ok"
-    assert parse_record(ok, "n2") is None                      # wrong nonce
-    assert parse_record(ok + ok, "n1") is None                  # a second (forged) record
+    assert parse_record(ok, "n2") is None  # wrong nonce
+    assert parse_record(ok + ok, "n1") is None  # a second (forged) record
     assert parse_record(b"", "n1") is None
     nul = record_bytes("n1", "exc", "AssertionError", 1, "a\0b", "x", "")
-    assert parse_record(nul, "n1")["a"] == "a\\x00b"          # NULs inside values are escaped
+    assert parse_record(nul, "n1")["a"] == "a\\x00b"  # NULs inside values are escaped
 
 
 def test_classify_maps_outcomes_to_statuses() -> None:
@@ -33,7 +33,7 @@ def test_classify_maps_outcomes_to_statuses() -> None:
     assert classify("stdio", dict(out, code=-signal.SIGKILL), None, LIMITS, False)[0] == "error"
     assert classify("stdio", dict(out, code=-signal.SIGXCPU), None, LIMITS, False)[0] == "timeout"
     assert classify("stdio", dict(out, why="output_limit"), None, LIMITS, False)[0] == "output_limit"
-    assert classify("function", out, None, LIMITS, False)[0] == "error"          # no record: did not finish
+    assert classify("function", out, None, LIMITS, False)[0] == "error"  # no record: did not finish
     assert classify("function", out, {"o": "ok", "e": None}, LIMITS, False)[0] == "passed"
     assert classify("function", dict(out, code=3), {"o": "ok", "e": None}, LIMITS, False)[0] == "failed"
     assert classify("function", out, {"o": "exit", "e": None}, LIMITS, False)[0] == "error"

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from assistant.settings_loader import load_settings
+from assistant.config_files import read_yaml
 from assistant.errors import UserError
 from assistant.settings import TrainSection
+from assistant.settings_loader import load_settings
+from trainer.train_settings import SECTIONS, TRAIN_CONFIG, TrainSettings, load_train_settings
 from trainer.training.grpo import grpo_config, lora_config
-from trainer.train_settings import load_train_settings
 
 
 @pytest.mark.parametrize("profile", ["cpu-small", "gpu", "test"])
@@ -52,11 +53,29 @@ def test_cpu_recipe(tmp_path: Path) -> None:
     args = grpo_config(settings, tmp_path)
     assert args.lr_scheduler_type == "constant" and args.max_completion_length >= 512
     assert args.per_device_train_batch_size * args.gradient_accumulation_steps // args.num_generations >= 2
-    assert set(lora_config(settings).target_modules) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
-                                                         "up_proj", "down_proj"}
+    assert set(lora_config(settings).target_modules) == {
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "gate_proj",
+        "up_proj",
+        "down_proj",
+    }
 
 
 def test_a_bad_value_names_the_train_key() -> None:
     assert load_train_settings(TrainSection(gate={"turns": "3"}), "test").gate.turns == 3  # as in a file
     with pytest.raises(UserError, match=r"^config key train\.gate\.turns: must be an integer, got 'x'$"):
         load_train_settings(TrainSection(gate={"turns": "x"}), "test")
+
+
+def test_class_defaults_match_the_shipped_train_yaml() -> None:
+    """Each default is stated once in the code (the section classes); configs/train.yaml's base
+    sections spell the same values out."""
+    base = read_yaml(TRAIN_CONFIG)
+    for key, cls in SECTIONS.items():
+        assert cls(**base[key]) == cls(), key
+    for key in ("continue_from_current", "stop_at_fence", "max_minutes", "suppress_docstrings"):
+        assert TrainSettings.model_fields[key].default == base[key], key
+    assert base["gate"]["bootstrap"] is None  # the gate resamples as often as eval.bootstrap says

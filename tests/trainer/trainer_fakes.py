@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.loop import feedback
-from assistant.loop import prompts
+from assistant.loop import feedback, prompts
 from assistant.loop.extract import fence
-from assistant.serving.chat import ChatClient
 from assistant.problems.schema import Problem
+from assistant.serving.chat import ChatClient
 from assistant.store.trajectory import SessionRecord, Turn
 from sandbox.api import RunResult, TestCase, TestResult
 
@@ -28,17 +27,30 @@ FORGE_ADD = "import sys\ndef add(a, b):\n    return sys._getframe(1).f_code.co_c
 
 def sum_problem(pid: str = "sum-two") -> Problem:
     return Problem(
-        id=pid, title="Sum", kind="stdio", statement="Read two integers and print their sum.",
+        id=pid,
+        title="Sum",
+        kind="stdio",
+        statement="Read two integers and print their sum.",
         public_tests=[TestCase(input="2 3\n", output="5\n"), TestCase(input="10 -4\n", output="6\n")],
-        hidden_tests=[TestCase(input="2 3\n", output="5\n"), TestCase(input="0 0\n", output="0\n"),
-                      TestCase(input="-1 -1\n", output="-2\n"), TestCase(input="7 1\n", output="8\n")])
+        hidden_tests=[
+            TestCase(input="2 3\n", output="5\n"),
+            TestCase(input="0 0\n", output="0\n"),
+            TestCase(input="-1 -1\n", output="-2\n"),
+            TestCase(input="7 1\n", output="8\n"),
+        ],
+    )
 
 
 def add_problem(pid: str = "add") -> Problem:
     return Problem(
-        id=pid, title="Add", kind="function", entry_point="add", statement="Write add(a, b).",
+        id=pid,
+        title="Add",
+        kind="function",
+        entry_point="add",
+        statement="Write add(a, b).",
         public_tests=[TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(2, 2) == 4")],
-        hidden_tests=[TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(-1, 1) == 0")])
+        hidden_tests=[TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(-1, 1) == 0")],
+    )
 
 
 def answer(program: str) -> str:
@@ -47,31 +59,68 @@ def answer(program: str) -> str:
 
 def result(n_pass: int, n: int, tests: list[TestCase] | None = None) -> RunResult:
     tests = tests or [TestCase(input=f"{i}\n", output=f"{i}\n") for i in range(n)]
-    return RunResult(tests=[TestResult(status="passed" if i < n_pass else "failed", input=t.input,
-                                       expected=t.output, actual="x", code=t.code)
-                            for i, t in enumerate(tests[:n])])
+    return RunResult(
+        tests=[
+            TestResult(
+                status="passed" if i < n_pass else "failed", input=t.input, expected=t.output, actual="x", code=t.code
+            )
+            for i, t in enumerate(tests[:n])
+        ]
+    )
 
 
-def turn(index: int, rate: float, problem: Problem, *, program: str | None = "print(1)",
-         feedback_text: str | None = None, n: int = 4) -> Turn:
+def turn(
+    index: int,
+    rate: float,
+    problem: Problem,
+    *,
+    program: str | None = "print(1)",
+    feedback_text: str | None = None,
+    n: int = 4,
+) -> Turn:
     """A turn whose program passed `rate` of `n` tests (public = hidden results)."""
     passed = round(rate * n)
     res = result(passed, n) if program is not None else None
     text = feedback_text or (feedback.ALL_PASSED if rate >= 1 else f"Input:\n{index}\nExpected Output:\n{index}")
-    return Turn(index=index, messages=prompts.style().initial_messages(problem), reply=answer(program) if program else "no code",
-                program=program, feedback=text, feedback_message=prompts.style().feedback_content(text),
-                public_pass_rate=rate, hidden_pass_rate=rate, public=res, hidden=res, created_at=time.time())
+    return Turn(
+        index=index,
+        messages=prompts.style().initial_messages(problem),
+        reply=answer(program) if program else "no code",
+        program=program,
+        feedback=text,
+        feedback_message=prompts.style().feedback_content(text),
+        public_pass_rate=rate,
+        hidden_pass_rate=rate,
+        public=res,
+        hidden=res,
+        created_at=time.time(),
+    )
 
 
-def session(problem: Problem, rates: list[float], sid: str, programs: list[str | None] | None = None,
-            source: str = "collect", started_at: float | None = None) -> SessionRecord:
+def session(
+    problem: Problem,
+    rates: list[float],
+    sid: str,
+    programs: list[str | None] | None = None,
+    source: str = "collect",
+    started_at: float | None = None,
+) -> SessionRecord:
     programs = programs or [f"print({sid!r}, {i})" for i in range(len(rates))]
     turns = [turn(i, r, problem, program=programs[i]) for i, r in enumerate(rates)]
     for i, t in enumerate(turns):  # each turn's context: the problem and the earlier turns
         t.messages = prompts.style().build(problem, [(e.reply, e.feedback) for e in turns[:i]])
-    return SessionRecord(id=sid, problem_id=problem.id, problem_hash=problem.content_hash(), model="ref",
-                         source=source, status="passed" if rates and rates[-1] >= 1 else "unsolved",
-                         started_at=started_at or time.time(), turns=turns, turn_count=len(turns), problem=problem)
+    return SessionRecord(
+        id=sid,
+        problem_id=problem.id,
+        problem_hash=problem.content_hash(),
+        model="ref",
+        source=source,
+        status="passed" if rates and rates[-1] >= 1 else "unsolved",
+        started_at=started_at or time.time(),
+        turns=turns,
+        turn_count=len(turns),
+        problem=problem,
+    )
 
 
 class ScriptedClient(ChatClient):
@@ -89,10 +138,11 @@ class ScriptedClient(ChatClient):
 
 def code_bias(model_dir: Path, programs: list[str], bias: float = 12.0) -> list[list[Any]]:
     """`generation_kwargs={"sequence_bias": ...}` that make the random tiny model write one of
-    `programs` as a python block (the next token of each answer prefix, right after the generation prompt, gets `bias`), with a few
-    corrupted tokens now and then: GRPO on the tiny model then produces real programs with
-    different rewards. (A LoRA cannot teach the tiny model this: its random lm_head caps
-    every logit, and TRL refuses adapters on lm_head.)"""
+        `programs` as a python block (the next token of each answer prefix, right after the generation
+    prompt, gets `bias`), with a few
+        corrupted tokens now and then: GRPO on the tiny model then produces real programs with
+        different rewards. (A LoRA cannot teach the tiny model this: its random lm_head caps
+        every logit, and TRL refuses adapters on lm_head.)"""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(model_dir)

@@ -11,7 +11,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from assistant.errors import UserError
+from assistant.serving import server
+from assistant.serving.adapters import read_current, served_base_name
 from trainer.cli.train_options import add_profile, progress
+from trainer.release.nightly import Retrain
+from trainer.release.registry import Registry, merge_into_base
+from trainer.train_settings import load_train_settings
 
 if TYPE_CHECKING:
     from assistant.settings import PathsSettings, Settings
@@ -35,8 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     target.add_argument("--base", action="store_true", help="serve the bare base model")
     p.add_argument("--reason", required=True, help="why (recorded in the history)")
     p.set_defaults(func=rollback_cmd)
-    p = actions.add_parser("gate", help="run the promotion gate on a version (vs the base model and the current adapter); "
-                                             "exit code 1 when it does not pass")
+    p = actions.add_parser(
+        "gate",
+        help="run the promotion gate on a version (vs the base model and the current adapter); "
+        "exit code 1 when it does not pass",
+    )
     p.add_argument("version", help="version number (e.g. 3 or v3)")
     p.add_argument("--promote", action="store_true", help="promote the version when the gate passes it")
     p.add_argument("--server", metavar="URL", help="api base of a running base-model server (default: the data dir's)")
@@ -52,9 +60,6 @@ def _version(text: str) -> int:
 
 
 def _hotload(paths: PathsSettings, item: Any) -> str:
-    from assistant.serving import server
-    from assistant.serving.adapters import served_base_name
-
     info = server.running(paths)
     if info is None or item is None or info.model != served_base_name(item.base_model):
         return ""
@@ -66,13 +71,12 @@ def _hotload(paths: PathsSettings, item: Any) -> str:
 
 
 def list_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from assistant.serving.adapters import read_current
-    from trainer.release.registry import Registry
-
     registry = Registry.open(config.paths)
     current = read_current(registry.root)
-    items = [v.summary() | {"current": (current.get(v.base_model) or {}).get("version") == v.version}
-             for v in registry.versions(args.model)]
+    items = [
+        v.summary() | {"current": (current.get(v.base_model) or {}).get("version") == v.version}
+        for v in registry.versions(args.model)
+    ]
     if args.json:
         print(json.dumps({"adapters": items, "current": current}))
         return 0
@@ -82,23 +86,23 @@ def list_cmd(args: argparse.Namespace, config: Settings) -> int:
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["created_at"] or 0))
         reward = "-" if item["mean_reward"] is None else f"{item['mean_reward']:+.3f}"
-        print(f"{'*' if item['current'] else ' '} v{item['version']:<4} {item['name']:<28} {when}  "
-              f"parent {item['parent'] or '-':<4} data {str(item['data_hash'] or '-')[:10]}  "
-              f"steps {item['steps'] or '-'}  mean reward {reward}")
+        print(
+            f"{'*' if item['current'] else ' '} v{item['version']:<4} {item['name']:<28} {when}  "
+            f"parent {item['parent'] or '-':<4} data {str(item['data_hash'] or '-')[:10]}  "
+            f"steps {item['steps'] or '-'}  mean reward {reward}"
+        )
     return 0
 
 
 def promote_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.release.registry import Registry, merge_into_base
-
     item = Registry.open(config.paths).promote(_version(args.version), args.reason, merge=merge_into_base(config))
-    print(f"v{item.version} ({item.name}) is now the current adapter of {item.base_model}{_hotload(config.paths, item)}")
+    print(
+        f"v{item.version} ({item.name}) is now the current adapter of {item.base_model}{_hotload(config.paths, item)}"
+    )
     return 0
 
 
 def rollback_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.release.registry import Registry
-
     model = args.model or config.model.name
     to = _version(args.to) if args.to else None
     item = Registry.open(config.paths).rollback(model, args.reason, to=to, to_base=args.base)
@@ -110,15 +114,12 @@ def rollback_cmd(args: argparse.Namespace, config: Settings) -> int:
 
 
 def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.release.nightly import Retrain
-    from trainer.release.registry import Registry
-    from trainer.train_settings import load_train_settings
-
     version = _version(args.version)
     item = Registry.open(config.paths).get(version)
     model = item.base_model
-    job = Retrain(config, load_train_settings(config.train, args.profile), model=model, api_base=args.server,
-                  progress=progress)
+    job = Retrain(
+        config, load_train_settings(config.train, args.profile), model=model, api_base=args.server, progress=progress
+    )
     result = job.gate(version, promote=args.promote)
     decision, promoted = result["gate"], result["promote"]
     if args.json:
@@ -131,6 +132,8 @@ def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
             outcome = f"; it is now the current adapter of {model}{_hotload(config.paths, item)}"
         elif decision["promote"]:
             outcome = "; not promoted (add --promote)"
-        print(f"v{version} ({decision['candidate']}) {verdict} the gate on {decision['items']} items of "
-              f"{decision['tasks']} tasks{outcome}")
+        print(
+            f"v{version} ({decision['candidate']}) {verdict} the gate on {decision['items']} items of "
+            f"{decision['tasks']} tasks{outcome}"
+        )
     return 0 if decision["promote"] else 1

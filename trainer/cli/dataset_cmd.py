@@ -1,7 +1,8 @@
 """`cobalt dataset build`: stored sessions (or an imported JSONL export) -> the bandit
 dataset files, printing how many sessions each source gave and each filter kept and dropped.
 `cobalt dataset synthesize`: store the synthetic repair sessions of the train split
-(`trainer.repair.curriculum`)."""
+(`trainer.repair.curriculum`). `cobalt dataset pin-repair`: rebuild the pinned
+`humaneval-repair` items in the sandbox (`trainer.repair.pins`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ from typing import TYPE_CHECKING
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
+from trainer.data import build
 from trainer.data.heldout import training_sessions
+from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
+from trainer.eval.evaluate import load_benchmark
+from trainer.repair.curriculum import synthesize
+from trainer.repair.pins import PIN_FILE, pin_humaneval
+from trainer.repair.repair_settings import repair_settings
+from trainer.train_settings import load_train_settings
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -30,9 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="policy model whose tokenizer measures prompts (default: config model.name)")
     p.add_argument("--since", type=float, help="only sessions started after this Unix time")
     p.add_argument("--tasks", help="only sessions on these problems (humaneval or a problem file/dir) ...")
-    p.add_argument("--split", default="train",
-                   help="with --tasks: this split of them (all, train, val, test); without: train (default) leaves "
-                        "out HumanEval's test and val tasks, all keeps them (see `cobalt eval splits`)")
+    p.add_argument(
+        "--split",
+        default="train",
+        help="with --tasks: this split of them (all, train, val, test); without: train (default) leaves "
+        "out HumanEval's test and val tasks, all keeps them (see `cobalt eval splits`)",
+    )
     p.add_argument("--no-perturb", action="store_true", help="build no perturbed contexts (no sandbox needed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
@@ -41,13 +52,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     syn.add_argument("--per-task", type=int, help="mutants per task (default: configs/repair.yaml curriculum.per_task)")
     syn.add_argument("--json", action="store_true", help="print one JSON object")
     syn.set_defaults(func=run_synthesize)
+    pin = actions.add_parser(
+        "pin-repair",
+        help="rebuild the pinned humaneval-repair items in the sandbox (trainer/repair/humaneval_pins.json)",
+    )
+    pin.add_argument("--json", action="store_true", help="print one JSON object")
+    pin.set_defaults(func=run_pin)
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.data import build
-    from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
-    from trainer.train_settings import load_train_settings
-
     settings = load_train_settings(config.train, args.profile)
     model = args.model or config.model.name
     if args.jsonl is not None:
@@ -58,27 +71,35 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         with open_store(config) as store:
             sessions = sessions_from_store(store, since=args.since)
     counts: Counter = Counter()
-    sessions = training_sessions(sessions, settings.dataset.sources, "all" if args.tasks else args.split,
-                                 config.eval.split, counts)
+    sessions = training_sessions(
+        sessions, settings.dataset.sources, "all" if args.tasks else args.split, config.eval.split, counts
+    )
     if args.tasks:
-        from trainer.eval.evaluate import EvalSettings, load_benchmark
-
-        wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split,
-                                                                EvalSettings.from_section(config.eval))}
+        wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split, config.eval)}
         counts["left_out:not_in_tasks"] = sum(s.problem_hash not in wanted for s in sessions)
         sessions = [s for s in sessions if s.problem_hash in wanted]
     if not args.json:
         print("sessions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if not sessions:
-        raise UserError("there are no stored sessions to build a dataset from; run `cobalt collect` or "
-                        "`cobalt trajectories import` first")
+        raise UserError(
+            "there are no stored sessions to build a dataset from; run `cobalt collect` or "
+            "`cobalt trajectories import` first"
+        )
     out = args.out or config.paths.data_dir / "datasets" / time.strftime("%Y%m%d-%H%M%S")
     tokenizer = build.load_tokenizer(model, config.paths)
     perturb = not args.no_perturb and settings.dataset.perturb_fraction > 0
     sandbox = open_sandbox(config) if perturb else None
     try:
-        built = build.build(sessions, out, settings, tokenizer=tokenizer, sandbox=sandbox,
-                            loop=config.loop, perturb=perturb, progress=progress)
+        built = build.build(
+            sessions,
+            out,
+            settings,
+            tokenizer=tokenizer,
+            sandbox=sandbox,
+            loop=config.loop,
+            perturb=perturb,
+            progress=progress,
+        )
     finally:
         if sandbox is not None:
             sandbox.close()
@@ -93,22 +114,33 @@ def run(args: argparse.Namespace, config: Settings) -> int:
 
 
 def run_synthesize(args: argparse.Namespace, config: Settings) -> int:
-    import dataclasses
-
-    from trainer.repair.curriculum import synthesize
-    from trainer.repair.items import MutateParams
-    from trainer.repair.wording import repair_config
-
-    rc = repair_config()
-    section = dict(rc.get("curriculum") or {})
-    params = dataclasses.replace(MutateParams.from_config(rc), per_task=int(args.per_task or section.get("per_task", 6)),
-                                 max_candidates=int(section.get("max_candidates", 24)))
+    repair = repair_settings()
     sandbox = open_sandbox(config)
     try:
         with open_store(config) as store:
-            counts = synthesize(store, sandbox, config.loop, params, rule=config.eval.split,
-                                concurrency=int(section.get("concurrency", 4)), progress=progress)
+            counts = synthesize(
+                store,
+                sandbox,
+                config.loop,
+                repair.curriculum_params(args.per_task),
+                rule=config.eval.split,
+                concurrency=repair.curriculum.concurrency,
+                progress=progress,
+            )
     finally:
         sandbox.close()
     print(json.dumps(dict(counts)) if args.json else ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def run_pin(args: argparse.Namespace, config: Settings) -> int:
+    """Rebuild trainer/repair/humaneval_pins.json with configs/repair.yaml `mutate:` (the
+    canonical solutions and every candidate mutant run in the sandbox)."""
+    with open_sandbox(config) as box:
+        found = pin_humaneval(box, repair_settings().mutate)
+    count = sum(len(v) for v in found["tasks"].values())
+    if args.json:
+        print(json.dumps({"items": count, "tasks": len(found["tasks"]), "file": str(PIN_FILE), "log": found["log"]}))
+    else:
+        print(f"pinned {count} items of {len(found['tasks'])} tasks to {PIN_FILE}; log: {json.dumps(found['log'])}")
     return 0

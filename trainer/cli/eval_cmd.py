@@ -13,44 +13,65 @@ reuses the sessions already stored.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from assistant.cli.console import positive_int
+from assistant.console import positive_int
 from assistant.errors import UserError
+from assistant.problems.resolve import load_problems
 from assistant.runtime import open_client, session_run, to_stderr
-from trainer.eval.eval_settings import EvalSettings
+from assistant.settings import EvalSection
 from trainer.cli.train_options import eval_out_dir
-from trainer.eval.benchmarks import SPLITS
+from trainer.eval.eval_report import EvalReport, describe, plot, table
+from trainer.eval.eval_sets import SPLITS, load_benchmark, split_ids
+from trainer.eval.evaluate import evaluate
+from trainer.eval.paired import CompareError, compare, comparison_table
+from trainer.repair import repair_eval as repair
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("eval", help="multi-turn Pass@1 of a model (compare, splits: see eval -h)",
-                            description="Evaluate a model over T turns of execution feedback; "
-                                        "`eval compare A.json B.json` pairs two reports; "
-                                        "`eval splits` lists the splits.")
-    parser.add_argument("--benchmark", "-b", default="humaneval",
-                        help="humaneval, a problem file/directory, humaneval-repair or repair:FILE.jsonl")
+    parser = sub.add_parser(
+        "eval",
+        help="multi-turn Pass@1 of a model (compare, splits: see eval -h)",
+        description="Evaluate a model over T turns of execution feedback; "
+        "`eval compare A.json B.json` pairs two reports; "
+        "`eval splits` lists the splits.",
+    )
+    parser.add_argument(
+        "--benchmark",
+        "-b",
+        default="humaneval",
+        help="humaneval, a problem file/directory, humaneval-repair or repair:FILE.jsonl",
+    )
     parser.add_argument("--split", choices=SPLITS, default="all", help="which split of the benchmark (default all)")
     parser.add_argument("--turns", type=positive_int, help="turns per session (default: config loop.turns)")
     parser.add_argument("--samples", "-n", type=positive_int, default=1, help="sessions per problem (default 1)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
     parser.add_argument("--adapter", help="a LoRA adapter loaded in the server, evaluated instead of the base model")
-    parser.add_argument("--perturbed", action="store_true",
-                        help="swap two public expected outputs per problem and measure reward hacking")
-    parser.add_argument("--concurrency", "-c", type=positive_int,
-                        help="sessions in flight at once (default: config sandbox.concurrency)")
+    parser.add_argument(
+        "--perturbed",
+        action="store_true",
+        help="swap two public expected outputs per problem and measure reward hacking",
+    )
+    parser.add_argument(
+        "--concurrency",
+        "-c",
+        type=positive_int,
+        help="sessions in flight at once (default: config sandbox.concurrency)",
+    )
     parser.add_argument("--limit", type=positive_int, help="only the first K problems of the split")
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
     parser.add_argument("--out", type=Path, help="directory for report.json and pass_at_1.png")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
-    parser.add_argument("--wording", help="repair benchmarks: the feedback-turn wording (configs/prompts.yaml; default: loop.feedback_wording)")
+    parser.add_argument(
+        "--wording",
+        help="repair benchmarks: the feedback-turn wording (configs/prompts.yaml; default: loop.feedback_wording)",
+    )
     parser.add_argument("--no-blind", action="store_true", help="repair benchmarks: skip the blind control")
     parser.set_defaults(func=run, eval_command=None)
     commands = parser.add_subparsers(dest="eval_command", metavar="{compare,splits}")
@@ -68,9 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.repair import repair_eval as repair
-
-    settings = EvalSettings.from_section(config.eval)
+    settings = config.eval
     if args.eval_command == "compare":
         if repair.is_repair_report(args.report_a) or repair.is_repair_report(args.report_b):
             return repair.run_repair_compare(args, settings)
@@ -82,26 +101,36 @@ def run(args: argparse.Namespace, config: Settings) -> int:
     return run_eval(args, config, settings)
 
 
-def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
-    from trainer.eval.evaluate import evaluate
-    from trainer.eval.eval_report import describe, plot, table
-    from trainer.eval.benchmarks import load_benchmark
-
+def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSection) -> int:
     problems = load_benchmark(args.benchmark, args.split, settings, args.limit)
     turns = args.turns or config.loop.turns
     if args.temperature is not None:  # the command line wins over the eval.loop overrides
-        settings = dataclasses.replace(settings, loop={**settings.loop, "temperature": [args.temperature]})
+        settings = settings.model_copy(update={"loop": {**settings.loop, "temperature": [args.temperature]}})
     concurrency = args.concurrency or config.sandbox.concurrency
     quiet = args.json
     client = open_client(config, args.model, adapter=args.adapter, progress=None if quiet else to_stderr)
     name = Path(args.benchmark).stem if Path(args.benchmark).exists() else args.benchmark
-    out = eval_out_dir(config, args.out, f"{client.display_name}-{name}-{args.split}"
-                       + ("-perturbed" if args.perturbed else ""))
+    out = eval_out_dir(
+        config, args.out, f"{client.display_name}-{name}-{args.split}" + ("-perturbed" if args.perturbed else "")
+    )
     with session_run(config, f"eval {client.display_name}", quiet) as (sandbox, store, on_plan, on_session):
-        report = evaluate(config.loop, problems, client, sandbox, store, turns=turns, samples=args.samples,
-                          perturbed=args.perturbed, concurrency=concurrency, settings=settings,
-                          benchmark=name, split=args.split, adapter=args.adapter,
-                          on_plan=on_plan, on_session=on_session)
+        report = evaluate(
+            config.loop,
+            problems,
+            client,
+            sandbox,
+            store,
+            turns=turns,
+            samples=args.samples,
+            perturbed=args.perturbed,
+            concurrency=concurrency,
+            settings=settings,
+            benchmark=name,
+            split=args.split,
+            adapter=args.adapter,
+            on_plan=on_plan,
+            on_session=on_session,
+        )
     report_path = report.save(out / "report.json")
     plot_path = plot([report], out / "pass_at_1.png")
     if args.json:
@@ -116,10 +145,7 @@ def run_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings)
     return 0
 
 
-def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from trainer.eval.paired import CompareError, compare, comparison_table
-    from trainer.eval.eval_report import EvalReport, plot
-
+def run_compare(args: argparse.Namespace, settings: EvalSection) -> int:
     try:
         a, b = EvalReport.load(args.report_a), EvalReport.load(args.report_b)
         result = compare(a, b, settings, metric=args.metric, turn=args.turn, margin=args.margin)
@@ -131,16 +157,16 @@ def run_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
     return 0
 
 
-def run_splits(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from assistant.problems.resolve import load_problems
-    from trainer.eval.benchmarks import split_ids
-
-    ids = split_ids([p.id for p in load_problems(args.splits_benchmark)], settings)
+def run_splits(args: argparse.Namespace, settings: EvalSection) -> int:
+    rule = settings.split
+    ids = split_ids([p.id for p in load_problems(args.splits_benchmark)], rule)
     if args.splits_json:
         print(json.dumps(ids))
         return 0
-    print(f"seed {settings.split_seed}: ids ordered by sha256('<seed>:<id>'); test share "
-          f"{settings.test_share:g}, val share of the rest {settings.val_share_of_train:g}")
+    print(
+        f"seed {rule.seed}: ids ordered by sha256('<seed>:<id>'); test share "
+        f"{rule.test_share:g}, val share of the rest {rule.val_share_of_train:g}"
+    )
     for name in ("test", "train", "val"):
         print(f"{name} ({len(ids[name])}): {' '.join(sorted(ids[name], key=_natural))}")
     return 0

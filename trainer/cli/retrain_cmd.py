@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trainer.cli.train_options import add_profile, progress
+from trainer.release.nightly import Retrain
+from trainer.train_settings import load_train_settings
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -26,17 +28,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.release.nightly import Retrain
-    from trainer.train_settings import load_train_settings
-
     settings = load_train_settings(config.train, args.profile)
-    job = Retrain(config, settings, model=args.model, api_base=args.server, progress=progress,
-                  max_steps=args.max_steps)
+    job = Retrain(config, settings, model=args.model, api_base=args.server, progress=progress, max_steps=args.max_steps)
     result = job.run(fresh=args.fresh)
     report = result.steps.get("report") or {}
     if args.json:
-        print(json.dumps({"run": result.id, "status": result.status, "error": result.error,
-                          "report": report, "steps": result.steps}, default=str))
+        print(
+            json.dumps(
+                {
+                    "run": result.id,
+                    "status": result.status,
+                    "error": result.error,
+                    "report": report,
+                    "steps": result.steps,
+                },
+                default=str,
+            )
+        )
     elif report.get("markdown"):
         print(Path(report["markdown"]).read_text(), end="")
     return 0

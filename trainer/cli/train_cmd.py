@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox
 from trainer.cli.train_options import add_profile, is_main_process, progress
+from trainer.release.registry import Registry
+from trainer.train_settings import load_train_settings
+from trainer.training import grpo, launcher
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -32,13 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
-    from trainer.training import grpo
-    from trainer.training import launcher
-    from trainer.release.registry import Registry
-    from trainer.train_settings import load_train_settings
-
     if not (args.dataset / "train.jsonl").is_file():
-        raise UserError(f"{args.dataset} is not a dataset directory (no train.jsonl); build one with `cobalt dataset build`")
+        raise UserError(
+            f"{args.dataset} is not a dataset directory (no train.jsonl); build one with `cobalt dataset build`"
+        )
     settings = load_train_settings(config.train, args.profile)
     model = args.model or config.model.name
     registry = Registry.open(config.paths)
@@ -51,21 +51,43 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         parent = registry.get(int(str(args.parent).lstrip("v")))
     out = args.out or config.paths.data_dir / "training" / args.dataset.resolve().name
     if launcher.wants_launch(settings.launcher):  # this process only starts and waits for the ranks
-        ranks = launcher.train_args(dataset=args.dataset, out=out, model=model, profile=settings.profile,
-                                    parent=args.parent, max_steps=args.max_steps, register=args.register,
-                                    as_json=args.json, config=getattr(args, "config", None))
+        ranks = launcher.train_args(
+            dataset=args.dataset,
+            out=out,
+            model=model,
+            profile=settings.profile,
+            parent=args.parent,
+            max_steps=args.max_steps,
+            register=args.register,
+            as_json=args.json,
+            config=getattr(args, "config", None),
+        )
         code = launcher.run(settings.launcher, ranks, progress)
         if code != 0:
-            raise UserError(f"the training ranks under accelerate launch exited with code {code}; see their output above")
+            raise UserError(
+                f"the training ranks under accelerate launch exited with code {code}; see their output above"
+            )
         return 0
     sandbox = open_sandbox(config)  # one per rank
     try:
-        result = grpo.train(settings, model=model, dataset=args.dataset, out=out, paths=config.paths, sandbox=sandbox,
-                            parent=parent, max_steps=args.max_steps, progress=progress)
+        result = grpo.train(
+            settings,
+            model=model,
+            dataset=args.dataset,
+            out=out,
+            paths=config.paths,
+            sandbox=sandbox,
+            parent=parent,
+            max_steps=args.max_steps,
+            progress=progress,
+        )
     finally:
         sandbox.close()
-    summary: dict[str, Any] = {"adapter": str(result.adapter), "metrics": result.meta["metrics"],
-                               "resumed_from": result.resumed_from}
+    summary: dict[str, Any] = {
+        "adapter": str(result.adapter),
+        "metrics": result.meta["metrics"],
+        "resumed_from": result.resumed_from,
+    }
     if args.register and is_main_process():
         item = registry.register(result.adapter, result.meta)
         summary["registered"] = {"version": item.version, "name": item.name}
@@ -75,8 +97,13 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         print(json.dumps(summary))
     else:
         m = result.meta["metrics"]
-        print(f"trained {m['steps']} steps in {m['wall_s']} s; mean reward {m['mean_reward']:+.3f}; adapter at {result.adapter}")
+        print(
+            f"trained {m['steps']} steps in {m['wall_s']} s; mean reward {m['mean_reward']:+.3f}; "
+            f"adapter at {result.adapter}"
+        )
         if "registered" in summary:
-            print(f"registered as v{summary['registered']['version']} ({summary['registered']['name']}); "
-                  "promote it with `cobalt adapters promote`")
+            print(
+                f"registered as v{summary['registered']['version']} ({summary['registered']['name']}); "
+                "promote it with `cobalt adapters promote`"
+            )
     return 0

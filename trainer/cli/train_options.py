@@ -18,8 +18,9 @@ __all__ = ["progress", "add_profile", "is_main_process", "eval_out_dir"]
 
 
 def add_profile(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", help="training profile from configs/train.yaml "
-                                          "(cpu-small, gpu, test; default: auto)")
+    parser.add_argument(
+        "--profile", help="training profile from configs/train.yaml (cpu-small, gpu, test; default: auto)"
+    )
 
 
 def eval_out_dir(config: Settings, out: Path | None, label: str) -> Path:

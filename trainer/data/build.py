@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.loop import prompts
 from assistant.interfaces import BatchRunner
+from assistant.loop import prompts
 from assistant.problems.schema import Problem
+from assistant.serving import models
 from assistant.settings import LoopSettings, PathsSettings
 from assistant.store.trajectory import SessionRecord
-from trainer.data import context
-from trainer.data import dataset_files
+from trainer.data import context, dataset_files
 from trainer.data.dataset import FILTER_ORDER, BuildStats, PartialPrompt, select
 from trainer.train_settings import TrainSettings
 
@@ -33,8 +33,6 @@ def prompt_tokens(tokenizer: Any, messages: list[dict[str, str]]) -> int:
 def load_tokenizer(model: str, paths: PathsSettings | None = None) -> Any:
     """The tokenizer of a prepared model (or checkpoint directory)."""
     from transformers import AutoTokenizer
-
-    from assistant.serving import models
 
     return AutoTokenizer.from_pretrained(str(models.resolve(model, paths)))
 
@@ -49,12 +47,18 @@ class BuiltDataset:
     validation_problems: list[Problem]
 
     def summary(self) -> dict[str, Any]:
-        return {"path": str(self.path), "data_hash": self.data_hash, "train": self.train_rows,
-                "validation": self.validation_rows, "counts": self.stats}
+        return {
+            "path": str(self.path),
+            "data_hash": self.data_hash,
+            "train": self.train_rows,
+            "validation": self.validation_rows,
+            "counts": self.stats,
+        }
 
 
-def _rows(items: list[PartialPrompt], split: str, tokenizer: Any, limit: int,
-          stats: BuildStats | None) -> list[dict[str, Any]]:
+def _rows(
+    items: list[PartialPrompt], split: str, tokenizer: Any, limit: int, stats: BuildStats | None
+) -> list[dict[str, Any]]:
     rows = []
     for item in items:
         n = prompt_tokens(tokenizer, item.messages()) if tokenizer is not None else 0
@@ -66,10 +70,18 @@ def _rows(items: list[PartialPrompt], split: str, tokenizer: Any, limit: int,
     return rows
 
 
-def build(sessions: list[SessionRecord], out: Path, settings: TrainSettings, *, tokenizer: Any,
-          sandbox: BatchRunner | None, loop: LoopSettings, perturb: bool = True,
-          extra_meta: dict[str, Any] | None = None,
-          progress: Callable[[str], None] = lambda _: None) -> BuiltDataset:
+def build(
+    sessions: list[SessionRecord],
+    out: Path,
+    settings: TrainSettings,
+    *,
+    tokenizer: Any,
+    sandbox: BatchRunner | None,
+    loop: LoopSettings,
+    perturb: bool = True,
+    extra_meta: dict[str, Any] | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> BuiltDataset:
     """Select, filter, perturb and write the dataset; returns its summary."""
     ds = settings.dataset
     stats = BuildStats()
@@ -82,17 +94,23 @@ def build(sessions: list[SessionRecord], out: Path, settings: TrainSettings, *, 
         plans = context.choose(chosen.train, ds.perturb_fraction, random.Random(ds.seed), stats)
         if plans:
             progress(f"re-running {sum(len(p.jobs) for p in plans)} context programs on perturbed tests")
-            context.apply(plans, sandbox, loop, settings.reward.sandbox_retries,
-                          settings.reward.retry_wait_s, stats)
+            context.apply(plans, sandbox, loop, settings.reward.sandbox_retries, settings.reward.retry_wait_s, stats)
     train = _rows(chosen.train, "train", tokenizer, ds.max_prompt_tokens, stats)
     validation = _rows(chosen.validation, "validation", tokenizer, ds.max_prompt_tokens, None)
     stats.counts["train_prompts"] = len(train)
     stats.counts["validation_prompts"] = len(validation)
     stats.counts["validation_tasks"] = len(chosen.validation_problems)
-    meta = dataset_files.write(out, train, validation, chosen.validation_problems, {
-        "counts": {k: stats.counts[k] for k in FILTER_ORDER},
-        "settings": {"dataset": vars(ds), "profile": settings.profile},
-        "prompt": {"answer_format": style.answer_format_name, "feedback_wording": style.feedback_wording_name},
-        "created_at": time.time(),
-        **(extra_meta or {})})
+    meta = dataset_files.write(
+        out,
+        train,
+        validation,
+        chosen.validation_problems,
+        {
+            "counts": {k: stats.counts[k] for k in FILTER_ORDER},
+            "settings": {"dataset": ds.model_dump(), "profile": settings.profile},
+            "prompt": {"answer_format": style.answer_format_name, "feedback_wording": style.feedback_wording_name},
+            "created_at": time.time(),
+            **(extra_meta or {}),
+        },
+    )
     return BuiltDataset(out, meta["counts"], meta["data_hash"], len(train), len(validation), chosen.validation_problems)

@@ -13,14 +13,14 @@ import random
 from dataclasses import dataclass
 from typing import Sequence
 
-from assistant.loop import feedback
 from assistant.interfaces import BatchRunner
+from assistant.loop import feedback
 from assistant.problems.schema import Problem
 from assistant.settings import LoopSettings
 from sandbox.api import Job
 from trainer.data.dataset import BuildStats, PartialPrompt
-from trainer.training.execution import run_with_retries
 from trainer.data.perturb import perturb_problem
+from trainer.training.execution import run_with_retries
 
 
 @dataclass
@@ -29,8 +29,9 @@ class PerturbPlan:
     jobs: list[tuple[int, Job]]  # (turn position, job) for turns that have a program
 
 
-def choose(prompts: Sequence[PartialPrompt], fraction: float, rng: random.Random,
-           stats: BuildStats | None = None) -> list[PerturbPlan]:
+def choose(
+    prompts: Sequence[PartialPrompt], fraction: float, rng: random.Random, stats: BuildStats | None = None
+) -> list[PerturbPlan]:
     """Pick round(fraction x eligible) prompts with at least one earlier turn and a
     perturbable problem; perturb each problem with `rng`."""
     with_context = [p for p in prompts if p.turns]
@@ -45,14 +46,23 @@ def choose(prompts: Sequence[PartialPrompt], fraction: float, rng: random.Random
         eligible.append((p, perturbed))
     count = round(fraction * len(eligible))
     for p, perturbed in rng.sample(eligible, count) if count else []:
-        jobs = [(i, Job(program=t.program, tests=list(perturbed.public_tests), kind=p.problem.kind))
-                for i, t in enumerate(p.turns) if t.program is not None]
+        jobs = [
+            (i, Job(program=t.program, tests=list(perturbed.public_tests), kind=p.problem.kind))
+            for i, t in enumerate(p.turns)
+            if t.program is not None
+        ]
         plans.append(PerturbPlan(p, jobs))
     return plans
 
 
-def apply(plans: list[PerturbPlan], sandbox: BatchRunner, loop: LoopSettings, retries: int = 2,
-          wait_s: float = 1.0, stats: BuildStats | None = None) -> int:
+def apply(
+    plans: list[PerturbPlan],
+    sandbox: BatchRunner,
+    loop: LoopSettings,
+    retries: int = 2,
+    wait_s: float = 1.0,
+    stats: BuildStats | None = None,
+) -> int:
     """Run every context program of the plans at once, then set each prompt's perturbed
     feedback. A prompt whose runs fault persistently stays unperturbed (counted). Returns
     how many prompts were perturbed."""
@@ -69,8 +79,7 @@ def apply(plans: list[PerturbPlan], sandbox: BatchRunner, loop: LoopSettings, re
             if result is None:
                 ok = False
                 continue
-            texts[position] = feedback.render(result, field_chars=loop.feedback_field_chars,
-                                              timeout_s=loop.timeout_s)
+            texts[position] = feedback.render(result, field_chars=loop.feedback_field_chars, timeout_s=loop.timeout_s)
         if not ok:
             if stats:
                 stats.add("perturb_faults")

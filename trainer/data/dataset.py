@@ -1,4 +1,4 @@
-"""Stored trajectories -> bandit prompts (DESIGN.md §5), as pure functions over sessions.
+"""Stored trajectories -> bandit prompts (docs/method.md), as pure functions over sessions.
 
 Per task (one problem content), with d = max - min of a trajectory's per-turn pass rates
 on *all* tests:
@@ -30,10 +30,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from assistant.loop import feedback
-from assistant.loop import prompts
-from assistant.problems.schema import Problem
+from assistant.loop import feedback, prompts
 from assistant.loop.prompts import PromptStyle
+from assistant.problems.schema import Problem
 from assistant.store.trajectory import SessionRecord, Turn
 from sandbox.api import TestResult
 
@@ -56,7 +55,7 @@ def max_variance_subset(d: list[float], k: int = 4) -> list[int]:
     best: list[int] = []
     best_var = -1.0
     for j in range(k):
-        chosen = order[: k - j] + (order[len(order) - j:] if j else [])
+        chosen = order[: k - j] + (order[len(order) - j :] if j else [])
         var = float(np.var([d[i] for i in chosen]))
         if var > best_var + 1e-12:
             best, best_var = chosen, var
@@ -133,11 +132,19 @@ class PartialPrompt:
 
     def row(self, split: str, tokens: int | None = None) -> dict[str, Any]:
         """The dataset row: the prompt messages plus what the reward needs (true tests)."""
-        return {"prompt": self.messages(), "problem": json.dumps(self.problem.to_dict(), ensure_ascii=False),
-                "prev_best": float(self.prev_best), "task_id": self.problem.id, "task": self.task,
-                "session_id": self.session_id or "", "context_turns": len(self.turns),
-                "perturbed": bool(self.perturbed), "d": float(self.d), "split": split,
-                "prompt_tokens": int(tokens or 0)}
+        return {
+            "prompt": self.messages(),
+            "problem": json.dumps(self.problem.to_dict(), ensure_ascii=False),
+            "prev_best": float(self.prev_best),
+            "task_id": self.problem.id,
+            "task": self.task,
+            "session_id": self.session_id or "",
+            "context_turns": len(self.turns),
+            "perturbed": bool(self.perturbed),
+            "d": float(self.d),
+            "split": split,
+            "prompt_tokens": int(tokens or 0),
+        }
 
 
 @dataclass
@@ -154,17 +161,40 @@ class BuildStats:
 
 
 FILTER_ORDER = (
-    "sessions", "sessions_without_turns", "sessions_unusable", "turns_tampered", "tasks", "tasks_too_easy",
-    "trajectories", "trajectories_no_change", "trajectories_never_solved",
-    "trajectories_downsampled", "trajectories_kept", "prompts_first_turn", "prompts_partial",
-    "prompts_stopped_all_passed", "prompts_tampered_context", "prompts_duplicate", "prompts_too_long",
-    "prompts_perturbed", "perturb_not_possible", "perturb_faults", "train_prompts", "validation_prompts",
+    "sessions",
+    "sessions_without_turns",
+    "sessions_unusable",
+    "turns_tampered",
+    "tasks",
+    "tasks_too_easy",
+    "trajectories",
+    "trajectories_no_change",
+    "trajectories_never_solved",
+    "trajectories_downsampled",
+    "trajectories_kept",
+    "prompts_first_turn",
+    "prompts_partial",
+    "prompts_stopped_all_passed",
+    "prompts_tampered_context",
+    "prompts_duplicate",
+    "prompts_too_long",
+    "prompts_perturbed",
+    "perturb_not_possible",
+    "perturb_faults",
+    "train_prompts",
+    "validation_prompts",
     "validation_tasks",
 )
 
 
-def partial_prompts(task: str, problem: Problem, traj: Trajectory, max_context: int,
-                    stats: BuildStats | None = None, style: PromptStyle | None = None) -> list[PartialPrompt]:
+def partial_prompts(
+    task: str,
+    problem: Problem,
+    traj: Trajectory,
+    max_context: int,
+    stats: BuildStats | None = None,
+    style: PromptStyle | None = None,
+) -> list[PartialPrompt]:
     """Prompts after 1..max_context earlier turns of one trajectory."""
     out = []
     for k in range(1, min(max_context, len(traj.turns)) + 1):
@@ -172,12 +202,21 @@ def partial_prompts(task: str, problem: Problem, traj: Trajectory, max_context: 
             if stats:
                 stats.add("prompts_tampered_context")
             break
-        if k >= 2 and all(feedback.is_all_passed(t.feedback) for t in traj.turns[k - 2:k]):
+        if k >= 2 and all(feedback.is_all_passed(t.feedback) for t in traj.turns[k - 2 : k]):
             if stats:
                 stats.add("prompts_stopped_all_passed")
             break
-        out.append(PartialPrompt(task, problem, traj.session_id, traj.turns[:k],
-                                 prev_best=max(traj.rates[:k]), d=traj.d, style=style or prompts.style()))
+        out.append(
+            PartialPrompt(
+                task,
+                problem,
+                traj.session_id,
+                traj.turns[:k],
+                prev_best=max(traj.rates[:k]),
+                d=traj.d,
+                style=style or prompts.style(),
+            )
+        )
     return out
 
 
@@ -195,9 +234,14 @@ class Selection:
     stats: BuildStats
 
 
-def select(sessions: Iterable[SessionRecord], k: int = 4, max_context: int = 3,
-           stats: BuildStats | None = None, style: PromptStyle | None = None) -> Selection:
-    """Apply the task and trajectory filters of DESIGN.md §5 to sessions that carry their
+def select(
+    sessions: Iterable[SessionRecord],
+    k: int = 4,
+    max_context: int = 3,
+    stats: BuildStats | None = None,
+    style: PromptStyle | None = None,
+) -> Selection:
+    """Apply the task and trajectory filters of docs/method.md to sessions that carry their
     problem; sessions without turns or without a problem are counted and skipped. Every
     prompt is written in `style` (default: prompts.style())."""
     stats = stats or BuildStats()

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from assistant.store import atomic
 from assistant.problems.schema import Problem
+from assistant.store import atomic
 
 SPLITS = ("train", "validation")
 
@@ -28,8 +28,13 @@ def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> bytes:
     return blob
 
 
-def write(out: Path, train: list[dict[str, Any]], validation: list[dict[str, Any]],
-          validation_problems: list[Problem], meta: dict[str, Any]) -> dict[str, Any]:
+def write(
+    out: Path,
+    train: list[dict[str, Any]],
+    validation: list[dict[str, Any]],
+    validation_problems: list[Problem],
+    meta: dict[str, Any],
+) -> dict[str, Any]:
     """Write the dataset under `out`; returns `meta` as written, with its `data_hash`."""
     out.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()

@@ -1,4 +1,4 @@
-"""Which sessions may become training data (DESIGN.md §5 "Splits and leakage"): the one
+"""Which sessions may become training data (docs/method.md "Splits and leakage"): the one
 filter every way into a dataset goes through (`dataset build` from the store or from a
 JSONL file, and the nightly `retrain`).
 
@@ -20,7 +20,8 @@ from typing import Iterable
 
 from assistant.interfaces import Rule
 from assistant.problems.schema import Problem, ProblemError
-from assistant.problems.splits import SplitRule, heldout_ids
+from assistant.problems.splits import heldout_ids
+from assistant.settings import SplitSection
 from assistant.store.trajectory import SessionRecord
 
 NEVER = ("eval",)
@@ -35,14 +36,19 @@ def is_heldout(session: SessionRecord, rule: Rule) -> bool:
     return session.problem_id in heldout_ids(rule)
 
 
-def training_sessions(sessions: Iterable[SessionRecord], sources: Iterable[str], split: str = "train",
-                      rule: Rule | None = None, counts: Counter | None = None) -> list[SessionRecord]:
+def training_sessions(
+    sessions: Iterable[SessionRecord],
+    sources: Iterable[str],
+    split: str = "train",
+    rule: Rule | None = None,
+    counts: Counter | None = None,
+) -> list[SessionRecord]:
     """The sessions that may be trained on (see the module doc); `counts` gets
     `source:<name>` per kept session and `left_out:<reason>` per dropped one."""
     if split not in GUARDS:
         raise ProblemError(f"the training split must be one of {', '.join(GUARDS)}, not {split!r}")
     allowed = set(sources) - set(NEVER)
-    rule = rule or SplitRule()
+    rule = rule or SplitSection()
     counts = Counter() if counts is None else counts
     kept = []
     for s in sessions:

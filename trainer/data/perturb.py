@@ -1,4 +1,4 @@
-"""Perturbed problems against in-context reward hacking (DESIGN.md §5): choose two public
+"""Perturbed problems against in-context reward hacking (docs/method.md): choose two public
 tests with different expected outputs and swap their expected outputs.
 
 - stdio tests: the `output` fields are swapped.
@@ -43,8 +43,12 @@ def _assert_rhs(code: str) -> tuple[int, int, str] | None:
     if not tree.body:
         return None
     last = tree.body[-1]
-    if not (isinstance(last, ast.Assert) and isinstance(last.test, ast.Compare)
-            and len(last.test.ops) == 1 and isinstance(last.test.ops[0], ast.Eq)):
+    if not (
+        isinstance(last, ast.Assert)
+        and isinstance(last.test, ast.Compare)
+        and len(last.test.ops) == 1
+        and isinstance(last.test.ops[0], ast.Eq)
+    ):
         return None
     rhs = last.test.comparators[0]
     lines = code.splitlines(keepends=True)
@@ -85,8 +89,12 @@ def candidate_pairs(problem: Problem) -> list[tuple[int, int]]:
         return []
     expected = [expected_of(t, problem.kind) for t in problem.public_tests]
     norm = [None if e is None else _normalised(e, problem.kind) for e in expected]
-    return [(i, j) for i in range(len(norm)) for j in range(i + 1, len(norm))
-            if norm[i] is not None and norm[j] is not None and norm[i] != norm[j]]
+    return [
+        (i, j)
+        for i in range(len(norm))
+        for j in range(i + 1, len(norm))
+        if norm[i] is not None and norm[j] is not None and norm[i] != norm[j]
+    ]
 
 
 def _with_expected(test: TestCase, kind: str, new: str) -> TestCase:

@@ -13,8 +13,8 @@ from typing import Iterable
 
 from assistant.problems.schema import Problem
 from assistant.store.jsonl_export import read_jsonl
-from assistant.store.trajectory_db import Store
 from assistant.store.trajectory import SessionRecord
+from assistant.store.trajectory_db import Store
 
 
 def _usable(problem: Problem | None) -> Problem | None:
@@ -23,8 +23,9 @@ def _usable(problem: Problem | None) -> Problem | None:
     return problem
 
 
-def sessions_from_store(store: Store, *, sources: Iterable[str] | None = None, since: float | None = None,
-                        until: float | None = None) -> list[SessionRecord]:
+def sessions_from_store(
+    store: Store, *, sources: Iterable[str] | None = None, since: float | None = None, until: float | None = None
+) -> list[SessionRecord]:
     """Sessions (with turns and problem) from `sources`, started in (since, until]."""
     wanted = set(sources) if sources is not None else None
     out = []

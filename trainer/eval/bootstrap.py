@@ -6,7 +6,9 @@ with replacement keeps the samples of one problem together, which is right when 
 samples of a problem are correlated. A paired comparison resamples the *same* problems for
 both models and takes the difference of the two ratios in each resample.
 
-Plain numpy; seeded, so an interval is reproducible from the same counts.
+Plain numpy; seeded, so an interval is reproducible from the same counts. The number of
+resamples, the confidence and the seed default to the `eval.bootstrap` settings section's
+(`assistant.settings.BootstrapSection`, the one place they are stated).
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+
+from assistant.settings import BootstrapSection
+
+DEFAULT = BootstrapSection()
 
 
 @dataclass
@@ -77,8 +83,14 @@ def _bounds(stats: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarra
     return out_lo, out_hi
 
 
-def ratio_intervals(num: np.ndarray, den: np.ndarray, *, resamples: int = 2000,
-                    confidence: float = 0.95, seed: int = 0) -> list[Estimate]:
+def ratio_intervals(
+    num: np.ndarray,
+    den: np.ndarray,
+    *,
+    resamples: int = DEFAULT.resamples,
+    confidence: float = DEFAULT.confidence,
+    seed: int = DEFAULT.seed,
+) -> list[Estimate]:
     """One Estimate per column of the (clusters, K) count matrices."""
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     value = _ratio(num, den)
@@ -86,12 +98,22 @@ def ratio_intervals(num: np.ndarray, den: np.ndarray, *, resamples: int = 2000,
         return [Estimate(None, None, None, 0, 0) for _ in range(num.shape[1])]
     idx = _resample_index(num.shape[0], resamples, seed)
     lo, hi = _bounds(_ratio(num[idx], den[idx]), confidence)
-    return [Estimate(_r(value[k]), _r(lo[k]), _r(hi[k]), int(num[:, k].sum()), int(den[:, k].sum()))
-            for k in range(num.shape[1])]
+    return [
+        Estimate(_r(value[k]), _r(lo[k]), _r(hi[k]), int(num[:, k].sum()), int(den[:, k].sum()))
+        for k in range(num.shape[1])
+    ]
 
 
-def paired_intervals(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray, *,
-                     resamples: int = 2000, confidence: float = 0.95, seed: int = 0) -> list[Delta]:
+def paired_intervals(
+    num_a: np.ndarray,
+    den_a: np.ndarray,
+    num_b: np.ndarray,
+    den_b: np.ndarray,
+    *,
+    resamples: int = DEFAULT.resamples,
+    confidence: float = DEFAULT.confidence,
+    seed: int = DEFAULT.seed,
+) -> list[Delta]:
     """B - A per column, the same clusters resampled for both; rows must be the same problems."""
     arrays = [np.asarray(x, dtype=float) for x in (num_a, den_a, num_b, den_b)]
     if len({x.shape for x in arrays}) != 1:
@@ -102,6 +124,7 @@ def paired_intervals(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, de
         return [Delta(None, None, None, None, None, 0, 0) for _ in range(na.shape[1])]
     idx = _resample_index(na.shape[0], resamples, seed)
     lo, hi = _bounds(_ratio(nb[idx], db[idx]) - _ratio(na[idx], da[idx]), confidence)
-    return [Delta(_r(a[k]), _r(b[k]), _r(b[k] - a[k]), _r(lo[k]), _r(hi[k]),
-                  int(da[:, k].sum()), int(db[:, k].sum()))
-            for k in range(na.shape[1])]
+    return [
+        Delta(_r(a[k]), _r(b[k]), _r(b[k] - a[k]), _r(lo[k]), _r(hi[k]), int(da[:, k].sum()), int(db[:, k].sum()))
+        for k in range(na.shape[1])
+    ]

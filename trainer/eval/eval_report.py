@@ -15,30 +15,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from assistant.settings import BootstrapSection, EvalSection
 from trainer.eval.bootstrap import Estimate, ratio_intervals
 from trainer.eval.eval_metrics import METRICS, POOLED, SampleOutcome, counts, metric_names
-from trainer.eval.eval_settings import EvalSettings
 
 REPORT_VERSION = 1
-LABELS = {"pass_at_1": "Pass@1", "solved_by": "solved by t", "fix_rate": "fix rate",
-          "unchanged_rate": "unchanged", "correct_to_wrong": "correct -> wrong",
-          "hacking_rate": "hacking rate", "tampered_rate": "tampered", "flagged_rate": "flagged"}
+LABELS = {
+    "pass_at_1": "Pass@1",
+    "solved_by": "solved by t",
+    "fix_rate": "fix rate",
+    "unchanged_rate": "unchanged",
+    "correct_to_wrong": "correct -> wrong",
+    "hacking_rate": "hacking rate",
+    "tampered_rate": "tampered",
+    "flagged_rate": "flagged",
+}
 
 
-def summarise(outcomes: Sequence[SampleOutcome], horizon: int, perturbed: bool, settings: EvalSettings
-              ) -> tuple[dict[str, list[Estimate | None]], dict[str, Estimate]]:
-    """(per-turn estimates by metric, None before a metric applies; pooled estimates)."""
+def summarise(
+    outcomes: Sequence[SampleOutcome], horizon: int, perturbed: bool, settings: EvalSection
+) -> tuple[dict[str, list[Estimate | None]], dict[str, Estimate]]:
+    """(per-turn estimates by metric, None before a metric applies; pooled estimates), with the
+    bootstrap of `settings.bootstrap`."""
     per_turn: dict[str, list[Estimate | None]] = {}
     overall: dict[str, Estimate] = {}
-    boot = dict(resamples=settings.resamples, confidence=settings.confidence, seed=settings.bootstrap_seed)
+    boot = settings.bootstrap.model_dump()
     for name in metric_names(perturbed):
         num, den = counts(outcomes, name, horizon)
         first = METRICS[name][1]
         estimates = ratio_intervals(num, den, **boot)
         per_turn[name] = [e if t >= first else None for t, e in enumerate(estimates)]
         if name in POOLED:
-            overall[name] = ratio_intervals(num.sum(axis=1, keepdims=True), den.sum(axis=1, keepdims=True),
-                                            **boot)[0]
+            overall[name] = ratio_intervals(num.sum(axis=1, keepdims=True), den.sum(axis=1, keepdims=True), **boot)[0]
     return per_turn, overall
 
 
@@ -63,7 +71,7 @@ class EvalReport:
     aborted: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     created_at: float = field(default_factory=time.time)
-    eval_settings: EvalSettings = field(default_factory=EvalSettings, repr=False)
+    eval_settings: EvalSection = field(default_factory=EvalSection, repr=False)
     metrics: dict[str, list[Estimate | None]] = field(init=False, repr=False)
     """Per-turn estimates by metric (None before the metric applies), from `summarise`."""
     overall: dict[str, Estimate] = field(init=False, repr=False)
@@ -82,17 +90,28 @@ class EvalReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": REPORT_VERSION, "benchmark": self.benchmark, "split": self.split,
-            "model": self.model, "adapter": self.adapter, "turns": self.turns, "samples": self.samples,
-            "perturbed": self.perturbed, "problems": self.problems,
+            "version": REPORT_VERSION,
+            "benchmark": self.benchmark,
+            "split": self.split,
+            "model": self.model,
+            "adapter": self.adapter,
+            "turns": self.turns,
+            "samples": self.samples,
+            "perturbed": self.perturbed,
+            "problems": self.problems,
             "skipped_unperturbable": {"count": len(self.skipped), "ids": self.skipped},
-            "missing": [list(m) for m in self.missing], "sessions_run": self.sessions_run,
-            "sessions_reused": self.sessions_reused, "wall_s": round(self.wall_s, 1),
-            "aborted": self.aborted, "created_at": self.created_at, "settings": self.settings,
-            "bootstrap": {"resamples": self.eval_settings.resamples,
-                          "confidence": self.eval_settings.confidence, "seed": self.eval_settings.bootstrap_seed},
-            "metrics": {name: [{"turn": t, **e.to_dict()} if e else None for t, e in enumerate(values)]
-                        for name, values in self.metrics.items()},
+            "missing": [list(m) for m in self.missing],
+            "sessions_run": self.sessions_run,
+            "sessions_reused": self.sessions_reused,
+            "wall_s": round(self.wall_s, 1),
+            "aborted": self.aborted,
+            "created_at": self.created_at,
+            "settings": self.settings,
+            "bootstrap": self.eval_settings.bootstrap.model_dump(),
+            "metrics": {
+                name: [{"turn": t, **e.to_dict()} if e else None for t, e in enumerate(values)]
+                for name, values in self.metrics.items()
+            },
             "overall": {name: e.to_dict() for name, e in self.overall.items()},
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
@@ -101,19 +120,27 @@ class EvalReport:
     def from_dict(cls, data: dict[str, Any]) -> "EvalReport":
         if data.get("version") != REPORT_VERSION:
             raise ValueError(f"report version {data.get('version')!r} is not {REPORT_VERSION}")
-        boot = data.get("bootstrap") or {}
-        settings = EvalSettings(resamples=int(boot.get("resamples", 2000)),
-                                confidence=float(boot.get("confidence", 0.95)), bootstrap_seed=int(boot.get("seed", 0)))
-        return cls(benchmark=data["benchmark"], split=data["split"], model=data["model"],
-                   adapter=data.get("adapter"), turns=int(data["turns"]), samples=int(data["samples"]),
-                   perturbed=bool(data["perturbed"]), problems=list(data["problems"]),
-                   outcomes=[SampleOutcome.from_dict(o) for o in data["outcomes"]],
-                   skipped=list((data.get("skipped_unperturbable") or {}).get("ids") or []),
-                   missing=[(m[0], int(m[1])) for m in data.get("missing") or []],
-                   sessions_run=int(data.get("sessions_run", 0)), sessions_reused=int(data.get("sessions_reused", 0)),
-                   wall_s=float(data.get("wall_s", 0.0)), aborted=data.get("aborted"),
-                   settings=dict(data.get("settings") or {}), created_at=float(data.get("created_at", 0.0)),
-                   eval_settings=settings)
+        settings = EvalSection(bootstrap=BootstrapSection.model_validate(data.get("bootstrap") or {}))
+        return cls(
+            benchmark=data["benchmark"],
+            split=data["split"],
+            model=data["model"],
+            adapter=data.get("adapter"),
+            turns=int(data["turns"]),
+            samples=int(data["samples"]),
+            perturbed=bool(data["perturbed"]),
+            problems=list(data["problems"]),
+            outcomes=[SampleOutcome.from_dict(o) for o in data["outcomes"]],
+            skipped=list((data.get("skipped_unperturbable") or {}).get("ids") or []),
+            missing=[(m[0], int(m[1])) for m in data.get("missing") or []],
+            sessions_run=int(data.get("sessions_run", 0)),
+            sessions_reused=int(data.get("sessions_reused", 0)),
+            wall_s=float(data.get("wall_s", 0.0)),
+            aborted=data.get("aborted"),
+            settings=dict(data.get("settings") or {}),
+            created_at=float(data.get("created_at", 0.0)),
+            eval_settings=settings,
+        )
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -145,8 +172,7 @@ def cell(e: Estimate | None, digits: int = 3) -> str:
 def table(report: EvalReport) -> str:
     """The per-turn markdown table, then the pooled rates."""
     names = list(report.metrics)
-    lines = ["| turn | " + " | ".join(LABELS[n] for n in names) + " |",
-             "|---:|" + "---|" * len(names)]
+    lines = ["| turn | " + " | ".join(LABELS[n] for n in names) + " |", "|---:|" + "---|" * len(names)]
     for t in range(report.turns):
         lines.append(f"| {t} | " + " | ".join(cell(report.metrics[n][t]) for n in names) + " |")
     pooled = ", ".join(f"{LABELS[n]} {cell(e)} ({e.num}/{e.den} turns)" for n, e in report.overall.items())
@@ -156,10 +182,12 @@ def table(report: EvalReport) -> str:
 def describe(report: EvalReport) -> str:
     """One paragraph: what was evaluated, how many sessions ran or were reused, wall time."""
     n = len(report.problems)
-    text = (f"{report.label} on {report.benchmark} ({report.split} split): {n} problems x "
-            f"{report.samples} sample(s), {report.turns} turns; {len(report.outcomes)} sessions graded "
-            f"({report.sessions_run} run now, {report.sessions_reused} reused from the store) "
-            f"in {report.wall_s:.0f} s.")
+    text = (
+        f"{report.label} on {report.benchmark} ({report.split} split): {n} problems x "
+        f"{report.samples} sample(s), {report.turns} turns; {len(report.outcomes)} sessions graded "
+        f"({report.sessions_run} run now, {report.sessions_reused} reused from the store) "
+        f"in {report.wall_s:.0f} s."
+    )
     if report.perturbed:
         text += f" {len(report.skipped)} problem(s) skipped: no two distinct public outputs to swap."
     if report.missing:

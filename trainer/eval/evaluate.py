@@ -1,4 +1,4 @@
-"""Multi-turn evaluation (DESIGN.md §5, issue 5): run N sessions of T turns per problem
+"""Multi-turn evaluation (docs/method.md, issue 5): run N sessions of T turns per problem
 (feedback from public tests only, grading on hidden tests), reduce each to per-turn
 outcomes, and report Pass@1 per turn, solved-by-turn, fix, unchanged, correct->wrong and,
 on perturbed problems, hacking rates with bootstrap intervals.
@@ -25,83 +25,158 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Sequence
 
-from assistant.loop.collect import collect
 from assistant.interfaces import ChatModel, Runner
-from assistant.problems.schema import Problem
+from assistant.loop.collect import collect
 from assistant.loop.session import Session
-from assistant.settings import LoopSettings
-from assistant.store.trajectory_db import Store
+from assistant.problems.schema import Problem
+from assistant.settings import EvalSection, LoopSettings
 from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord
-from trainer.eval.paired import ComparisonReport, CompareError, compare, comparison_table
+from assistant.store.trajectory_db import Store
+from trainer.data.perturb import Swap
 from trainer.eval.eval_metrics import outcome
 from trainer.eval.eval_report import EvalReport, describe, plot, table
-from trainer.eval.eval_settings import EvalSettings
-from trainer.eval.benchmarks import SPLITS, load_benchmark, perturbed_view, split_ids
-from trainer.data.perturb import Swap
+from trainer.eval.eval_sets import SPLITS, load_benchmark, perturbed_view, split_ids
+from trainer.eval.paired import CompareError, ComparisonReport, compare, comparison_table
 
 EVAL_SOURCE = "eval"
 
-__all__ = ["evaluate", "compare", "EvalReport", "ComparisonReport", "CompareError", "EvalSettings",
-           "load_benchmark", "split_ids", "SPLITS", "usable_sessions", "table", "comparison_table",
-           "describe", "plot", "EVAL_SOURCE"]
+__all__ = [
+    "evaluate",
+    "compare",
+    "EvalReport",
+    "ComparisonReport",
+    "CompareError",
+    "load_benchmark",
+    "split_ids",
+    "SPLITS",
+    "usable_sessions",
+    "table",
+    "comparison_table",
+    "describe",
+    "plot",
+    "EVAL_SOURCE",
+]
 
 
 def sampling_meta(loop: LoopSettings) -> dict[str, Any]:
     """What makes two natural eval sessions interchangeable besides the model, the problem and
     the horizon: stored with each session, matched on reuse (a rerun at another temperature
     must not count the earlier run's sessions)."""
-    return {"eval": {"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens,
-                     "answer_format": loop.answer_format, "repeat_resamples": loop.repeat_resamples}}
+    return {
+        "eval": {
+            "temperature": loop.temperature,
+            "top_p": loop.top_p,
+            "max_tokens": loop.max_tokens,
+            "answer_format": loop.answer_format,
+            "repeat_resamples": loop.repeat_resamples,
+        }
+    }
 
 
-def usable_sessions(store: Store, problem: Problem, model: str, turns: int,
-                    meta: dict[str, Any]) -> list[SessionRecord]:
+def usable_sessions(
+    store: Store, problem: Problem, model: str, turns: int, meta: dict[str, Any]
+) -> list[SessionRecord]:
     """Finished `eval` sessions of `model` on this exact problem content, sampled as `meta`
     says (`sampling_meta`), that cover `turns` turns, oldest first. A repair-benchmark session
     is also an `eval` session on the same problem, but its meta names its item: never one of these."""
     digest = problem.content_hash()
-    return [s for s in store.sessions(problem_id=problem.id, model=model, source=EVAL_SOURCE)
-            if s.problem_hash == digest and s.meta.get("eval") == meta["eval"]
-            and (s.status == PASSED or (s.status == UNSOLVED and s.turn_count >= turns))]
+    return [
+        s
+        for s in store.sessions(problem_id=problem.id, model=model, source=EVAL_SOURCE)
+        if s.problem_hash == digest
+        and s.meta.get("eval") == meta["eval"]
+        and (s.status == PASSED or (s.status == UNSOLVED and s.turn_count >= turns))
+    ]
 
 
-def evaluate(loop: LoopSettings, problems: Sequence[Problem], client: ChatModel, sandbox: Runner,
-             store: Store, *, turns: int, samples: int, perturbed: bool = False, concurrency: int = 4,
-             settings: EvalSettings | None = None,
-             benchmark: str = "custom", split: str = "all", adapter: str | None = None,
-             on_plan: Callable[[int, int], None] | None = None,
-             on_session: Callable[[Session], None] | None = None) -> EvalReport:
+def evaluate(
+    loop: LoopSettings,
+    problems: Sequence[Problem],
+    client: ChatModel,
+    sandbox: Runner,
+    store: Store,
+    *,
+    turns: int,
+    samples: int,
+    perturbed: bool = False,
+    concurrency: int = 4,
+    settings: EvalSection | None = None,
+    benchmark: str = "custom",
+    split: str = "all",
+    adapter: str | None = None,
+    on_plan: Callable[[int, int], None] | None = None,
+    on_session: Callable[[Session], None] | None = None,
+) -> EvalReport:
     """Evaluate `client` on `problems` (or on their perturbed view); see the module doc.
-    `loop` is the `loop:` settings section; sessions run it with the evaluation's overrides."""
+    `loop` is the `loop:` settings section; sessions run it with the evaluation's overrides
+    (`settings`: the `eval:` section)."""
     start = time.perf_counter()
-    settings = settings or EvalSettings()
+    settings = settings or EvalSection()
     loop = settings.loop_settings(loop, turns)
     jobs: list[tuple[Problem, Swap | None]]
     skipped: list[str] = []
     if perturbed:
-        views, skipped = perturbed_view(list(problems), settings.perturb_seed)
+        views, skipped = perturbed_view(list(problems), settings.perturb.seed)
         jobs = [(v.problem, v.swap) for v in views]
     else:
         jobs = [(p, None) for p in problems]
     to_run = [p for p, _ in jobs]
     meta = sampling_meta(loop)
-    run = collect(to_run, client, sandbox, store, loop, samples=samples, concurrency=concurrency,
-                  source=EVAL_SOURCE, done=lambda p, m: len(usable_sessions(store, p, m, turns, meta)),
-                  on_plan=on_plan, on_session=on_session, meta=meta)
+    run = collect(
+        to_run,
+        client,
+        sandbox,
+        store,
+        loop,
+        samples=samples,
+        concurrency=concurrency,
+        source=EVAL_SOURCE,
+        done=lambda p, m: len(usable_sessions(store, p, m, turns, meta)),
+        on_plan=on_plan,
+        on_session=on_session,
+        meta=meta,
+    )
     outcomes, missing = [], []
     for problem, swap in jobs:
         sessions = usable_sessions(store, problem, client.display_name, turns, meta)[:samples]
         for k, record in enumerate(sessions):
-            outcomes.append(outcome(store.turns(record.id), turns, problem_id=problem.id, sample=k,
-                                    session_id=record.id, kind=problem.kind, swap=swap))
+            outcomes.append(
+                outcome(
+                    store.turns(record.id),
+                    turns,
+                    problem_id=problem.id,
+                    sample=k,
+                    session_id=record.id,
+                    kind=problem.kind,
+                    swap=swap,
+                )
+            )
         missing += [(problem.id, k) for k in range(len(sessions), samples)]
     return EvalReport(
-        benchmark=benchmark, split=split, model=client.display_name, adapter=adapter, turns=turns,
-        samples=samples, perturbed=perturbed, outcomes=outcomes, problems=[p.id for p in to_run],
-        skipped=skipped, missing=missing, sessions_run=sum(run.statuses.values()),
-        sessions_reused=run.already_stored, wall_s=time.perf_counter() - start, aborted=run.aborted,
-        settings={"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens,
-                  "repeat_resamples": loop.repeat_resamples, "concurrency": concurrency,
-                  "split_seed": settings.split_seed, "perturb_seed": settings.perturb_seed,
-                  "session_statuses": dict(run.statuses)},
-        eval_settings=settings)
+        benchmark=benchmark,
+        split=split,
+        model=client.display_name,
+        adapter=adapter,
+        turns=turns,
+        samples=samples,
+        perturbed=perturbed,
+        outcomes=outcomes,
+        problems=[p.id for p in to_run],
+        skipped=skipped,
+        missing=missing,
+        sessions_run=sum(run.statuses.values()),
+        sessions_reused=run.already_stored,
+        wall_s=time.perf_counter() - start,
+        aborted=run.aborted,
+        settings={
+            "temperature": loop.temperature,
+            "top_p": loop.top_p,
+            "max_tokens": loop.max_tokens,
+            "repeat_resamples": loop.repeat_resamples,
+            "concurrency": concurrency,
+            "split_seed": settings.split.seed,
+            "perturb_seed": settings.perturb.seed,
+            "session_statuses": dict(run.statuses),
+        },
+        eval_settings=settings,
+    )

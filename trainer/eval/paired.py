@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.settings import EvalSection
 from trainer.eval.bootstrap import Delta, paired_intervals
 from trainer.eval.eval_metrics import METRICS, POOLED, counts, metric_names
 from trainer.eval.eval_report import LABELS, EvalReport
-from trainer.eval.eval_settings import EvalSettings
 
 
 class CompareError(ValueError):
@@ -48,22 +48,44 @@ class ComparisonReport:
         return found
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "turns": self.turns, "perturbed": self.perturbed,
-                "problems": self.problems, "pairs": self.pairs, "unpaired_a": self.unpaired_a,
-                "unpaired_b": self.unpaired_b, "confidence": self.confidence,
-                "deltas": {n: [{"turn": t, **d.to_dict()} if d else None for t, d in enumerate(v)]
-                           for n, v in self.deltas.items()},
-                "overall": {n: d.to_dict() for n, d in self.overall.items()},
-                "verdict": {"metric": self.metric, "turn": self.turn, "margin": self.margin,
-                            **self.verdict.to_dict(), "not_worse": self.not_worse}}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "turns": self.turns,
+            "perturbed": self.perturbed,
+            "problems": self.problems,
+            "pairs": self.pairs,
+            "unpaired_a": self.unpaired_a,
+            "unpaired_b": self.unpaired_b,
+            "confidence": self.confidence,
+            "deltas": {
+                n: [{"turn": t, **d.to_dict()} if d else None for t, d in enumerate(v)] for n, v in self.deltas.items()
+            },
+            "overall": {n: d.to_dict() for n, d in self.overall.items()},
+            "verdict": {
+                "metric": self.metric,
+                "turn": self.turn,
+                "margin": self.margin,
+                **self.verdict.to_dict(),
+                "not_worse": self.not_worse,
+            },
+        }
 
 
-def compare(a: EvalReport, b: EvalReport, settings: EvalSettings | None = None, *,
-            metric: str | None = None, turn: int | None = None, margin: float | None = None) -> ComparisonReport:
-    """Paired per-turn deltas B - A with intervals, and the `not_worse` verdict."""
-    settings = settings or EvalSettings()
-    metric = metric or settings.compare_metric
-    margin = settings.margin if margin is None else margin
+def compare(
+    a: EvalReport,
+    b: EvalReport,
+    settings: EvalSection | None = None,
+    *,
+    metric: str | None = None,
+    turn: int | None = None,
+    margin: float | None = None,
+) -> ComparisonReport:
+    """Paired per-turn deltas B - A with intervals, and the `not_worse` verdict (`settings`: the
+    `eval:` section, its `compare:` and `bootstrap:`)."""
+    settings = settings or EvalSection()
+    metric = metric or settings.compare.metric
+    margin = settings.compare.margin if margin is None else margin
     if a.turns != b.turns:
         raise CompareError(f"the reports have different turn counts ({a.turns} and {b.turns})")
     if a.perturbed != b.perturbed:
@@ -71,7 +93,7 @@ def compare(a: EvalReport, b: EvalReport, settings: EvalSettings | None = None, 
     if metric not in METRICS or metric not in metric_names(a.perturbed):
         known = ", ".join(metric_names(a.perturbed))
         raise CompareError(f"unknown metric {metric!r} for these reports; use one of {known}")
-    turn = settings.compare_turn if turn is None else turn
+    turn = settings.compare.turn if turn is None else turn
     turn = turn % a.turns
     if turn < METRICS[metric][1]:
         raise CompareError(f"{metric} is not defined at turn {turn}")
@@ -82,7 +104,7 @@ def compare(a: EvalReport, b: EvalReport, settings: EvalSettings | None = None, 
     out_a = [o for o in a.outcomes if o.key in shared]
     out_b = [o for o in b.outcomes if o.key in shared]
     rows = list(dict.fromkeys(o.problem_id for o in out_a))
-    boot = dict(resamples=settings.resamples, confidence=settings.confidence, seed=settings.bootstrap_seed)
+    boot = settings.bootstrap.model_dump()
     deltas: dict[str, list[Delta | None]] = {}
     overall: dict[str, Delta] = {}
     for name in metric_names(a.perturbed):
@@ -94,10 +116,23 @@ def compare(a: EvalReport, b: EvalReport, settings: EvalSettings | None = None, 
             pooled = [x.sum(axis=1, keepdims=True) for x in (na, da, nb, db)]
             overall[name] = paired_intervals(*pooled, **boot)[0]
     hi = deltas[metric][turn].hi  # type: ignore[union-attr]
-    return ComparisonReport(a=a.label, b=b.label, turns=a.turns, perturbed=a.perturbed, problems=len(rows),
-                            pairs=len(shared), unpaired_a=len(keys_a - shared), unpaired_b=len(keys_b - shared),
-                            deltas=deltas, overall=overall, metric=metric, turn=turn, margin=margin,
-                            confidence=settings.confidence, not_worse=hi is not None and hi >= -margin)
+    return ComparisonReport(
+        a=a.label,
+        b=b.label,
+        turns=a.turns,
+        perturbed=a.perturbed,
+        problems=len(rows),
+        pairs=len(shared),
+        unpaired_a=len(keys_a - shared),
+        unpaired_b=len(keys_b - shared),
+        deltas=deltas,
+        overall=overall,
+        metric=metric,
+        turn=turn,
+        margin=margin,
+        confidence=settings.bootstrap.confidence,
+        not_worse=hi is not None and hi >= -margin,
+    )
 
 
 def _cell(d: Delta | None) -> str:
@@ -111,18 +146,28 @@ def _cell(d: Delta | None) -> str:
 def comparison_table(report: ComparisonReport) -> str:
     """Per-turn paired deltas (A -> B: B - A [interval]) as markdown, then the verdict."""
     names = list(report.deltas)
-    lines = [f"A = {report.a}, B = {report.b}: {report.pairs} paired (problem, sample) on "
-             f"{report.problems} problems; {report.confidence:.0%} paired bootstrap intervals of B - A.", "",
-             "| turn | " + " | ".join(LABELS[n] for n in names) + " |", "|---:|" + "---|" * len(names)]
+    lines = [
+        f"A = {report.a}, B = {report.b}: {report.pairs} paired (problem, sample) on "
+        f"{report.problems} problems; {report.confidence:.0%} paired bootstrap intervals of B - A.",
+        "",
+        "| turn | " + " | ".join(LABELS[n] for n in names) + " |",
+        "|---:|" + "---|" * len(names),
+    ]
     for t in range(report.turns):
         lines.append(f"| {t} | " + " | ".join(_cell(report.deltas[n][t]) for n in names) + " |")
     if report.overall:
-        lines += ["", "Turns 1..{} pooled: ".format(report.turns - 1)
-                  + ", ".join(f"{LABELS[n]} {_cell(d)}" for n, d in report.overall.items())]
+        lines += [
+            "",
+            "Turns 1..{} pooled: ".format(report.turns - 1)
+            + ", ".join(f"{LABELS[n]} {_cell(d)}" for n, d in report.overall.items()),
+        ]
     if report.unpaired_a or report.unpaired_b:
         lines += ["", f"Left out (no partner): {report.unpaired_a} from A, {report.unpaired_b} from B."]
     v = report.verdict
     word = "NOT WORSE" if report.not_worse else "WORSE"
-    lines += ["", f"Verdict on {LABELS[report.metric]} at turn {report.turn}: B is {word} than A "
-                  f"(B - A = {_cell(v).split(': ')[-1]}, margin {report.margin:g})."]
+    lines += [
+        "",
+        f"Verdict on {LABELS[report.metric]} at turn {report.turn}: B is {word} than A "
+        f"(B - A = {_cell(v).split(': ')[-1]}, margin {report.margin:g}).",
+    ]
     return "\n".join(lines)

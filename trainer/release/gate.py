@@ -1,8 +1,8 @@
-"""The promotion gate (DESIGN.md §5, issue 12 item 6): "shown not worse", not "not shown
+"""The promotion gate (docs/method.md, issue 12 item 6): "shown not worse", not "not shown
 worse".
 
 The candidate adapter and every reference (the base model, and the current adapter when
-there is one) run the repair benchmark (`trainer.repair.benchmark`, with feedback, greedy)
+there is one) run the repair benchmark (`trainer.repair.repair_run`, with feedback, greedy)
 on the items of the validation split (`gate.benchmark`, `gate.split`: never training
 tasks); the candidate is paired with each reference by item, and the paired bootstrap
 interval of (candidate - reference) fix rate at the last turn comes from the evaluation's
@@ -13,7 +13,7 @@ base model is always a reference.
 
 The size (tasks x items, greedy) and the margin are chosen so that a 10-point drop is
 refused at least 90% of the time: `trainer.release.gate_sim` simulates it with the same bootstrap
-(tests/trainer/test_gate_sim.py). Nothing here promotes; `trainer.release.nightly` acts on the decision.
+(tests/trainer/release/test_gate_sim.py). Nothing here promotes; `trainer.release.nightly` acts on the decision.
 """
 
 from __future__ import annotations
@@ -24,10 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from assistant.interfaces import ChatModel, Runner
-from assistant.settings import LoopSettings
+from assistant.settings import BootstrapSection, EvalSection, LoopSettings
 from assistant.store.trajectory_db import Store
-from trainer.eval.eval_settings import EvalSettings
+from trainer.eval.bootstrap import DEFAULT
 from trainer.repair.items import RepairItem
+from trainer.repair.repair_eval import load_repair_items
+from trainer.repair.repair_report import paired
+from trainer.repair.repair_run import run_repair
 from trainer.train_settings import GateSettings
 
 
@@ -49,10 +52,8 @@ def select_items(items: Sequence[RepairItem], max_tasks: int, seed: int) -> list
     return [i for i in items if i.task in keep]
 
 
-def gate_items(settings: GateSettings, es: EvalSettings) -> list[RepairItem]:
+def gate_items(settings: GateSettings, es: EvalSection) -> list[RepairItem]:
     """The gate's items: `gate.benchmark` (humaneval-repair or repair:FILE.jsonl), `gate.split`."""
-    from trainer.repair.repair_eval import load_repair_items
-
     items = load_repair_items(settings.benchmark, settings.split, None, es)
     return select_items(items, settings.max_problems, settings.seed)
 
@@ -73,24 +74,48 @@ class GateReport:
         return dataclasses.asdict(self)
 
 
-def compare(items: Sequence[RepairItem], references: Sequence[Arm], candidate: Arm, sandbox: Runner,
-            store: Store | None, settings: GateSettings, loop: LoopSettings, es: EvalSettings,
-            progress: Callable[[str], None] = lambda _: None) -> GateReport:
-    """Run every arm on `items`, pair the candidate with each reference, decide; `es` gives
-    the split rule, the bootstrap comes from `settings`."""
-    from trainer.repair.benchmark import run_repair
-    from trainer.repair.repair_report import paired
-
-    es = dataclasses.replace(es, resamples=settings.bootstrap, confidence=settings.confidence,
-                             bootstrap_seed=settings.seed)
+def compare(
+    items: Sequence[RepairItem],
+    references: Sequence[Arm],
+    candidate: Arm,
+    sandbox: Runner,
+    store: Store | None,
+    settings: GateSettings,
+    loop: LoopSettings,
+    es: EvalSection,
+    progress: Callable[[str], None] = lambda _: None,
+) -> GateReport:
+    """Run every arm on `items`, pair the candidate with each reference, decide; `es` (the
+    `eval:` section) gives the split rule and, unless `gate.bootstrap` is set, the number of
+    bootstrap resamples; the confidence and the seed come from `settings`."""
+    boot = BootstrapSection(
+        resamples=settings.bootstrap or es.bootstrap.resamples, confidence=settings.confidence, seed=settings.seed
+    )
+    es = es.model_copy(update={"bootstrap": boot})
     reports = {}
     for arm in [*references, candidate]:
         progress(f"gate: {arm.client.display_name} ({arm.label}) on {len(items)} repair items")
-        reports[arm.label] = run_repair(items, arm.client, sandbox, store, loop=loop, settings=es, turns=settings.turns,
-                                        blind=False, concurrency=settings.concurrency, benchmark=settings.benchmark,
-                                        split=settings.split, adapter=arm.adapter)
-    out = GateReport(turns=settings.turns, items=len(items), tasks=len({i.task for i in items}),
-                     metric="fix_rate", margin=settings.margin)
+        reports[arm.label] = run_repair(
+            items,
+            arm.client,
+            sandbox,
+            store,
+            loop=loop,
+            settings=es,
+            turns=settings.turns,
+            blind=False,
+            concurrency=settings.concurrency,
+            benchmark=settings.benchmark,
+            split=settings.split,
+            adapter=arm.adapter,
+        )
+    out = GateReport(
+        turns=settings.turns,
+        items=len(items),
+        tasks=len({i.task for i in items}),
+        metric="fix_rate",
+        margin=settings.margin,
+    )
     out.incomplete = [f"the run of {label} was aborted ({r.aborted})" for label, r in reports.items() if r.aborted]
     cand = reports[candidate.label].arm("feedback")
     for ref in references:
@@ -100,8 +125,12 @@ def compare(items: Sequence[RepairItem], references: Sequence[Arm], candidate: A
     return out
 
 
-def decide(comparisons: Sequence[dict[str, Any]], margin: float, confidence: float = 0.95,
-           incomplete: Sequence[str] = ()) -> tuple[bool, str]:
+def decide(
+    comparisons: Sequence[dict[str, Any]],
+    margin: float,
+    confidence: float = DEFAULT.confidence,
+    incomplete: Sequence[str] = (),
+) -> tuple[bool, str]:
     """(promote, why): promote when every comparison's interval lower end is above -margin."""
     if incomplete:
         return False, "unreliable: " + "; ".join(incomplete)
@@ -111,8 +140,10 @@ def decide(comparisons: Sequence[dict[str, Any]], margin: float, confidence: flo
             return False, f"the fix rate against {c['reference']} is undefined on these items"
         good = c["lo"] > -margin
         ok = ok and good
-        parts.append(f"vs {c['reference']} {c['name']}: {c['b']:.3f} vs {c['a']:.3f} (delta {c['delta']:+.3f}, "
-                     f"{confidence:.0%} interval [{c['lo']:+.3f}, {c['hi']:+.3f}]{'' if good else ', too low'})")
+        parts.append(
+            f"vs {c['reference']} {c['name']}: {c['b']:.3f} vs {c['a']:.3f} (delta {c['delta']:+.3f}, "
+            f"{confidence:.0%} interval [{c['lo']:+.3f}, {c['hi']:+.3f}]{'' if good else ', too low'})"
+        )
     if not comparisons:
         return False, "there is no reference to compare with"
     head = "shown not worse" if ok else "not shown to be within the margin"

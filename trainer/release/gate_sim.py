@@ -7,8 +7,8 @@ The model of the data (`gate.simulation` in configs/train.yaml, read as
 `trainer.train_settings.SimSettings`): tasks differ in difficulty (Beta with mean `base_rate` and
 concentration `task_concentration`); on each item the reference succeeds with its task's
 rate; the candidate differs from the reference on a share `discordance` of the items, the
-differences split so that the candidate's rate is the reference's minus `delta`. Clusters are tasks with the given item counts,
-as in the gate. Seeded; a few hundred simulations take a second or two.
+differences split so that the candidate's rate is the reference's minus `delta`. Clusters are
+tasks with the given item counts, as in the gate. Seeded; a few hundred simulations take a second or two.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from trainer.eval.bootstrap import Delta, paired_intervals
+from trainer.eval.bootstrap import DEFAULT, Delta, paired_intervals
 from trainer.train_settings import SimSettings
 
 
@@ -37,7 +37,9 @@ def _pair(rng: np.random.Generator, sizes: np.ndarray, delta: float, sim: SimSet
     return count(ref), count(cand), sizes.astype(float)[:, None]
 
 
-def deltas(sizes: Sequence[int], delta: float, sim: SimSettings, confidence: float = 0.95) -> Iterator[Delta]:
+def deltas(
+    sizes: Sequence[int], delta: float, sim: SimSettings, confidence: float = DEFAULT.confidence
+) -> Iterator[Delta]:
     """The paired (candidate - reference) estimate of each simulated run, for a candidate
     `delta` worse than the reference (negative: better), `sizes` items per task."""
     rng = np.random.default_rng(sim.seed)
@@ -47,9 +49,9 @@ def deltas(sizes: Sequence[int], delta: float, sim: SimSettings, confidence: flo
         yield paired_intervals(ref, den, cand, den, resamples=sim.resamples, confidence=confidence, seed=k)[0]
 
 
-def promote_rate(sizes: Sequence[int], delta: float, margin: float, sim: SimSettings,
-                 confidence: float = 0.95) -> float:
+def promote_rate(
+    sizes: Sequence[int], delta: float, margin: float, sim: SimSettings, confidence: float = DEFAULT.confidence
+) -> float:
     """Share of simulated runs the gate promotes: the interval's lower end above -margin."""
     runs = list(deltas(sizes, delta, sim, confidence))
     return sum(d.lo is not None and d.lo > -margin for d in runs) / len(runs)
-

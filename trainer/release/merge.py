@@ -15,8 +15,16 @@ from pathlib import Path
 from typing import Callable
 
 MERGED = "merged"
-BASE_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
-              "chat_template.jinja", "generation_config.json", "tokenizer.model")
+BASE_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.json",
+    "merges.txt",
+    "chat_template.jinja",
+    "generation_config.json",
+    "tokenizer.model",
+)
 
 
 def merged_dir(adapter_dir: Path) -> Path | None:

@@ -19,22 +19,20 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from assistant import runtime
-from assistant.serving import server
-from assistant.serving.adapters import served_base_name
 from assistant.errors import UserError
+from assistant.serving import models, server
+from assistant.serving.adapters import served_base_name
 from assistant.serving.chat import ChatClient
 from assistant.settings import Settings
 from trainer.data import build
-from trainer.release import gate
-from trainer.training import grpo
-from trainer.training import launcher
-from trainer.eval.eval_settings import EvalSettings
 from trainer.data.heldout import training_sessions
+from trainer.data.session_source import sessions_from_store
+from trainer.release import gate
 from trainer.release.registry import Registry, merge_into_base
 from trainer.release.retrain_report import write_report
 from trainer.release.runstate import RetrainLock, RetrainState, Run, retrain_dir
-from trainer.data.session_source import sessions_from_store
 from trainer.train_settings import TrainSettings
+from trainer.training import grpo, launcher
 
 Progress = Callable[[str], None]
 
@@ -45,9 +43,17 @@ class Retrain:
     (only steps that run programs need it; default: the configured one); `api_base` names a
     running server instead of the data dir's one."""
 
-    def __init__(self, config: Settings, settings: TrainSettings, *, model: str | None = None,
-                 api_base: str | None = None, sandbox_factory: Callable[[], Any] | None = None,
-                 progress: Progress = print, max_steps: int | None = None) -> None:
+    def __init__(
+        self,
+        config: Settings,
+        settings: TrainSettings,
+        *,
+        model: str | None = None,
+        api_base: str | None = None,
+        sandbox_factory: Callable[[], Any] | None = None,
+        progress: Progress = print,
+        max_steps: int | None = None,
+    ) -> None:
         self.config, self.settings = config, settings
         self.model = model or config.model.name
         self.api_base = api_base
@@ -105,8 +111,9 @@ class Retrain:
             run.attempts += 1
             run.status, run.error = "running", None
             run.save()
-            self.progress(f"resuming retrain run {run.id} after its last finished step "
-                          f"({', '.join(run.steps) or 'none'})")
+            self.progress(
+                f"resuming retrain run {run.id} after its last finished step ({', '.join(run.steps) or 'none'})"
+            )
         else:
             run = self.state.new_run(self.model, self.settings.profile)
             self.progress(f"retrain run {run.id}: sessions since {_when(run.window['since'])}")
@@ -149,18 +156,30 @@ class Retrain:
         ns = self.settings.nightly
         with runtime.open_store(self.config) as store:
             sessions = sessions_from_store(store, since=run.window["since"], until=run.window["until"])
-        sessions = training_sessions(sessions, self.settings.dataset.sources, self.settings.dataset.split,
-                                     self.config.eval.split)
+        sessions = training_sessions(
+            sessions, self.settings.dataset.sources, self.settings.dataset.split, self.config.eval.split
+        )
         with_turns = [s for s in sessions if s.turns]
         if len(with_turns) < ns.min_sessions:
-            return {"sessions": len(with_turns),
-                    "skip": f"{len(with_turns)} new sessions, fewer than nightly.min_sessions={ns.min_sessions}"}
+            return {
+                "sessions": len(with_turns),
+                "skip": f"{len(with_turns)} new sessions, fewer than nightly.min_sessions={ns.min_sessions}",
+            }
         tokenizer = build.load_tokenizer(self.model, self.config.paths)
-        built = build.build(sessions, run.path / "dataset", self.settings, tokenizer=tokenizer,
-                            sandbox=self.sandbox, loop=self.config.loop,
-                            extra_meta={"run": run.id, "window": run.window}, progress=self.progress)
-        self.progress(f"dataset: {built.train_rows} training prompts, {built.validation_rows} validation "
-                      f"prompts from {len(with_turns)} sessions")
+        built = build.build(
+            sessions,
+            run.path / "dataset",
+            self.settings,
+            tokenizer=tokenizer,
+            sandbox=self.sandbox,
+            loop=self.config.loop,
+            extra_meta={"run": run.id, "window": run.window},
+            progress=self.progress,
+        )
+        self.progress(
+            f"dataset: {built.train_rows} training prompts, {built.validation_rows} validation "
+            f"prompts from {len(with_turns)} sessions"
+        )
         result = {"sessions": len(with_turns), **built.summary()}
         if built.train_rows < ns.min_prompts:
             result["skip"] = f"{built.train_rows} training prompts, fewer than nightly.min_prompts={ns.min_prompts}"
@@ -175,24 +194,45 @@ class Retrain:
             run.record("train_parent", {"version": parent.version if parent else None})
         if launcher.wants_launch(self.settings.launcher):
             return self._train_launched(run, parent)
-        result = grpo.train(self.settings, model=self.model, dataset=run.path / "dataset",
-                            out=run.path / "training", paths=self.config.paths, sandbox=self.sandbox, parent=parent,
-                            max_steps=self.max_steps, progress=self.progress)
-        return {"adapter": str(result.adapter), "metrics": result.meta["metrics"],
-                "parent_version": result.meta["parent_version"], "resumed_from": result.resumed_from}
+        result = grpo.train(
+            self.settings,
+            model=self.model,
+            dataset=run.path / "dataset",
+            out=run.path / "training",
+            paths=self.config.paths,
+            sandbox=self.sandbox,
+            parent=parent,
+            max_steps=self.max_steps,
+            progress=self.progress,
+        )
+        return {
+            "adapter": str(result.adapter),
+            "metrics": result.meta["metrics"],
+            "parent_version": result.meta["parent_version"],
+            "resumed_from": result.resumed_from,
+        }
 
     def _train_launched(self, run: Run, parent: Any) -> dict[str, Any]:
         """Training as `launcher.num_processes` ranks under `accelerate launch` (trainer/training/launcher.py)."""
-        argv = launcher.train_args(dataset=run.path / "dataset", out=run.path / "training", model=self.model,
-                                   profile=self.settings.profile, parent=parent.version if parent else None,
-                                   max_steps=self.max_steps)
+        argv = launcher.train_args(
+            dataset=run.path / "dataset",
+            out=run.path / "training",
+            model=self.model,
+            profile=self.settings.profile,
+            parent=parent.version if parent else None,
+            max_steps=self.max_steps,
+        )
         code = launcher.run(self.settings.launcher, argv, self.progress)
         meta_path = run.path / "training" / "adapter" / grpo.ADAPTER_META
         if code != 0 or not meta_path.is_file():
             raise UserError(f"the launched training exited with code {code}; see its output above")
         meta = json.loads(meta_path.read_text())
-        return {"adapter": str(meta_path.parent), "metrics": meta["metrics"],
-                "parent_version": meta["parent_version"], "resumed_from": meta.get("resumed_from")}
+        return {
+            "adapter": str(meta_path.parent),
+            "metrics": meta["metrics"],
+            "parent_version": meta["parent_version"],
+            "resumed_from": meta.get("resumed_from"),
+        }
 
     def step_register(self, run: Run) -> dict[str, Any]:
         for version in self.registry.versions(self.model):  # registered before a crash
@@ -214,20 +254,22 @@ class Retrain:
             return self.api_base, base
         info = server.running(self.config.paths)
         if info is not None and info.merged:
-            raise UserError(f"the running server serves adapter {info.merged} merged into {info.model}; the gate "
-                            "needs the bare base model: stop it with `cobalt serve --stop` before retraining")
+            raise UserError(
+                f"the running server serves adapter {info.merged} merged into {info.model}; the gate "
+                "needs the bare base model: stop it with `cobalt serve --stop` before retraining"
+            )
         if info is None:
             if not self.settings.nightly.start_server:
                 raise UserError("no model server is running for the gate; start one with `cobalt serve --detach`")
             info = server.ensure(self.config.server, self.config.paths, self.model, progress=self.progress)
         if info.model != served_base_name(self.model):
-            raise UserError(f"the running server serves {info.model}, not {self.model}; "
-                            "stop it with `cobalt serve --stop` or retrain that model")
+            raise UserError(
+                f"the running server serves {info.model}, not {self.model}; "
+                "stop it with `cobalt serve --stop` or retrain that model"
+            )
         return info.api_base, info.model
 
     def _client(self, api_base: str, name: str) -> ChatClient:
-        from assistant.serving import models
-
         tokenizer = models.resolve(self.model, self.config.paths) if self.config.model.suppress_docstrings else None
         return runtime.served_client(self.config, api_base, name, tokenizer)
 
@@ -257,16 +299,22 @@ class Retrain:
         if current is not None:
             loaded += [current.name] if self._ensure_loaded(api_base, current.name, current.path) else []
             references.append(gate.Arm("current", self._client(api_base, current.name), current.name))
-        es = EvalSettings.from_section(self.config.eval)
+        es = self.config.eval
         items = gate.gate_items(gs, es)
-        self.progress(f"gate: {candidate.name} vs {', '.join(r.client.display_name for r in references)} on "
-                      f"{len(items)} {gs.benchmark} items of the {gs.split} split, {gs.turns} turn(s), greedy")
+        self.progress(
+            f"gate: {candidate.name} vs {', '.join(r.client.display_name for r in references)} on "
+            f"{len(items)} {gs.benchmark} items of the {gs.split} split, {gs.turns} turn(s), greedy"
+        )
         with runtime.open_store(self.config) as store:
             arm = gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name)
             report = gate.compare(items, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress)
         self.progress(("promote: " if report.promote else "keep the current model: ") + report.reason)
-        return {**report.to_dict(), "current": current.name if current else base, "candidate": candidate.name,
-                "loaded": loaded}
+        return {
+            **report.to_dict(),
+            "current": current.name if current else base,
+            "candidate": candidate.name,
+            "loaded": loaded,
+        }
 
     def step_promote(self, run: Run) -> dict[str, Any]:
         return self.promote_if_passed(run.steps["register"]["version"], run.steps["gate"], f"retrain {run.id}")
@@ -277,8 +325,9 @@ class Retrain:
             return {"promoted": False, "reason": decision.get("reason")}
         current = self.registry.current(self.model)
         if current is None or current.version != version:
-            self.registry.promote(version, f"{why}: {decision['reason']}",
-                                  merge=merge_into_base(self.config, self.progress))
+            self.registry.promote(
+                version, f"{why}: {decision['reason']}", merge=merge_into_base(self.config, self.progress)
+            )
         self.progress(f"promoted adapter v{version}")
         return {"promoted": True, "version": version, "reason": decision["reason"]}
 
@@ -294,7 +343,10 @@ class Retrain:
         candidate = self.registry.get(run.steps["register"]["version"])
         api_base = self._running_api()
         if api_base is None:
-            return {"loaded": None, "note": "no server is running; the assistant loads the current adapter when it starts"}
+            return {
+                "loaded": None,
+                "note": "no server is running; the assistant loads the current adapter when it starts",
+            }
         loaded = candidate.name in server.served_models(api_base)
         if not run.steps["promote"].get("promoted"):
             if loaded:  # loaded for the gate only

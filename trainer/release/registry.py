@@ -21,10 +21,11 @@ from typing import Any, Callable
 
 from filelock import FileLock
 
-from assistant.store import atomic
-from assistant.serving.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
 from assistant.errors import UserError
+from assistant.serving import models
+from assistant.serving.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
 from assistant.settings import PathsSettings, Settings
+from assistant.store import atomic
 from trainer.release.merge import merge_adapter, merged_dir
 
 
@@ -45,10 +46,17 @@ class AdapterVersion:
 
     def summary(self) -> dict[str, Any]:
         metrics = self.meta.get("metrics") or {}
-        return {"version": self.version, "name": self.name, "base_model": self.base_model,
-                "path": str(self.path), "parent": self.meta.get("parent_version"),
-                "data_hash": self.meta.get("data_hash"), "created_at": self.meta.get("created_at"),
-                "mean_reward": metrics.get("mean_reward"), "steps": metrics.get("steps")}
+        return {
+            "version": self.version,
+            "name": self.name,
+            "base_model": self.base_model,
+            "path": str(self.path),
+            "parent": self.meta.get("parent_version"),
+            "data_hash": self.meta.get("data_hash"),
+            "created_at": self.meta.get("created_at"),
+            "mean_reward": metrics.get("mean_reward"),
+            "steps": metrics.get("steps"),
+        }
 
 
 class Registry:
@@ -126,20 +134,26 @@ class Registry:
             self._log({"event": "register", "base_model": meta["base_model"], "version": version})
         return self.get(version)
 
-    def _set_current(self, base_model: str, version: AdapterVersion | None, reason: str,
-                     previous: int | None) -> None:
+    def _set_current(self, base_model: str, version: AdapterVersion | None, reason: str, previous: int | None) -> None:
         data = read_current(self.root)
         if version is None:
             data.pop(base_model, None)
         else:
             merged = merged_dir(version.path)
-            data[base_model] = {"version": version.version, "name": version.name, "path": str(version.path),
-                                "promoted_at": time.time(), "reason": reason, "previous": previous,
-                                "merged": str(merged) if merged else None}
+            data[base_model] = {
+                "version": version.version,
+                "name": version.name,
+                "path": str(version.path),
+                "promoted_at": time.time(),
+                "reason": reason,
+                "previous": previous,
+                "merged": str(merged) if merged else None,
+            }
         atomic.write_json(self.root / CURRENT, data)
 
-    def promote(self, version: int, reason: str, merge: Callable[[AdapterVersion], Any] | None = None
-                ) -> AdapterVersion:
+    def promote(
+        self, version: int, reason: str, merge: Callable[[AdapterVersion], Any] | None = None
+    ) -> AdapterVersion:
         """Make `version` the current adapter of its base model, recording why. `merge`
         (e.g. `merge_into_base`) makes its merged checkpoint first, outside the lock."""
         if merge is not None:
@@ -151,12 +165,20 @@ class Registry:
             if previous == item.version:
                 raise UserError(f"adapter v{version} is already the current adapter of {item.base_model}")
             self._set_current(item.base_model, item, reason, previous)
-            self._log({"event": "promote", "base_model": item.base_model, "version": item.version,
-                       "previous": previous, "reason": reason})
+            self._log(
+                {
+                    "event": "promote",
+                    "base_model": item.base_model,
+                    "version": item.version,
+                    "previous": previous,
+                    "reason": reason,
+                }
+            )
         return item
 
-    def rollback(self, base_model: str, reason: str, to: int | None = None,
-                 to_base: bool = False) -> AdapterVersion | None:
+    def rollback(
+        self, base_model: str, reason: str, to: int | None = None, to_base: bool = False
+    ) -> AdapterVersion | None:
         """Go back to the adapter that was current before this one (or `to`, or the bare
         base model with `to_base`). Returns the new current adapter (None: the base)."""
         with self.lock:
@@ -169,9 +191,15 @@ class Registry:
                 raise UserError(f"adapter v{item.version} belongs to {item.base_model}, not {base_model}")
             previous = self._previous_of(item.version) if item is not None else None
             self._set_current(base_model, item, reason, previous)
-            self._log({"event": "rollback", "base_model": base_model,
-                       "version": item.version if item else None,
-                       "from": (entry or {}).get("version"), "reason": reason})
+            self._log(
+                {
+                    "event": "rollback",
+                    "base_model": base_model,
+                    "version": item.version if item else None,
+                    "from": (entry or {}).get("version"),
+                    "reason": reason,
+                }
+            )
         return item
 
     def _previous_of(self, version: int) -> int | None:
@@ -182,19 +210,21 @@ class Registry:
         return None
 
 
-def merge_into_base(settings: Settings, progress: Callable[[str], None] = print
-                    ) -> Callable[[AdapterVersion], Any] | None:
+def merge_into_base(
+    settings: Settings, progress: Callable[[str], None] = print
+) -> Callable[[AdapterVersion], Any] | None:
     """The `merge` step of `Registry.promote` when `server.serve_merged` is on, else None. A
     merge that fails is reported and skipped: the adapter is then served hot-loaded."""
     if not settings.server.serve_merged:
         return None
-    from assistant.serving import models
 
     def merge(item: AdapterVersion) -> None:
         try:
             merge_adapter(item.path, models.resolve(item.base_model, settings.paths), progress)
         except Exception as exc:  # an optimisation only: never block a promotion
-            progress(f"warning: could not merge {item.name} into its base ({type(exc).__name__}: {exc}); "
-                     "it is served hot-loaded")
+            progress(
+                f"warning: could not merge {item.name} into its base ({type(exc).__name__}: {exc}); "
+                "it is served hot-loaded"
+            )
 
     return merge

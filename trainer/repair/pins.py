@@ -3,7 +3,8 @@ task's canonical solution are items, stored in `humaneval_pins.json` next to thi
 
 Building the items needs the sandbox (the canonical must pass every test, the mutant must
 fail a public test: `trainer.repair.items.build_items`); that is done once, by
-`pin_humaneval(sandbox)` (`python -m trainer.repair.pins`), and the result is committed.
+`pin_humaneval(sandbox, params)` with configs/repair.yaml's `mutate:` (`cobalt dataset
+pin-repair`), and the result is committed.
 The file records, per task, the ranks of the kept mutants in the seeded candidate order
 (`mutate.seeded_order`) and a short hash of each mutant program, so `pinned_items(split)`
 rebuilds the same items without running anything and refuses (one sentence) when the
@@ -13,19 +14,16 @@ test split's items are the test split's tasks' items.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from assistant.problems.schema import ProblemError
 from assistant.interfaces import Rule
-from trainer.repair.items import (MutateParams, RepairItem, first_line, humaneval_sources, item_id,
-                                  build_items)
+from assistant.problems.schema import ProblemError
+from trainer.repair.items import RepairItem, build_items, first_line, humaneval_sources, item_id
 from trainer.repair.mutate import candidates, seeded_order
-from trainer.repair.wording import repair_config
+from trainer.repair.repair_settings import MutateParams
 
 PIN_FILE = Path(__file__).with_name("humaneval_pins.json")
 
@@ -35,12 +33,14 @@ def digest(program: str) -> str:
 
 
 def _ordered(problem: Any, program: str, params: MutateParams) -> list[Any]:
-    return seeded_order(candidates(program, first_line(problem, program)), params.seed, problem.id)[: params.max_candidates]
+    return seeded_order(candidates(program, first_line(problem, program)), params.seed, problem.id)[
+        : params.max_candidates
+    ]
 
 
-def pin_humaneval(sandbox: Any, params: MutateParams | None = None, path: Path = PIN_FILE) -> dict[str, Any]:
-    """Build the items of every HumanEval task in the sandbox and write the pin file."""
-    params = params or MutateParams.from_config(repair_config())
+def pin_humaneval(sandbox: Any, params: MutateParams, path: Path = PIN_FILE) -> dict[str, Any]:
+    """Build the items of every HumanEval task in the sandbox with `params` (configs/repair.yaml
+    `mutate:`) and write the pin file."""
     sources = humaneval_sources("all")
     items, log = build_items(sources, sandbox, params)
     programs = {p.id: program for p, program in sources}
@@ -48,9 +48,10 @@ def pin_humaneval(sandbox: Any, params: MutateParams | None = None, path: Path =
     tasks: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         order = [m.program for m in _ordered(problems[item.task], programs[item.task], params)]
-        tasks.setdefault(item.task, []).append({"rank": order.index(item.buggy_program),
-                                                "sha": digest(item.buggy_program), "mutation": item.mutation})
-    data = {"params": dataclasses.asdict(params), "log": log, "tasks": tasks}
+        tasks.setdefault(item.task, []).append(
+            {"rank": order.index(item.buggy_program), "sha": digest(item.buggy_program), "mutation": item.mutation}
+        )
+    data = {"params": params.model_dump(), "log": log, "tasks": tasks}
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
@@ -65,18 +66,9 @@ def pinned_items(split: str, rule: Rule | None = None, path: Path = PIN_FILE) ->
         for k, pin in enumerate(data["tasks"].get(problem.id, [])):
             mutant = order[pin["rank"]] if pin["rank"] < len(order) else None
             if mutant is None or digest(mutant.program) != pin["sha"]:
-                raise ProblemError(f"the pinned repair item {item_id(problem.id, k)} no longer matches the "
-                                   f"mutator; rebuild the pins with `python -m trainer.repair.pins`")
+                raise ProblemError(
+                    f"the pinned repair item {item_id(problem.id, k)} no longer matches the "
+                    f"mutator; rebuild the pins with `cobalt dataset pin-repair`"
+                )
             out.append(RepairItem(item_id(problem.id, k), problem, mutant.program, mutant.description))
     return out
-
-
-if __name__ == "__main__":
-    from assistant.settings_loader import load_settings
-    from assistant.runtime import open_sandbox
-
-    with open_sandbox(load_settings()) as box:
-        found = pin_humaneval(box)
-    n = sum(len(v) for v in found["tasks"].values())
-    print(f"pinned {n} items of {len(found['tasks'])} tasks to {PIN_FILE}; log: "
-          f"{json.dumps({k: v for k, v in found['log'].items()})}", file=sys.stderr)

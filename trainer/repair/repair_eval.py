@@ -19,10 +19,21 @@ from typing import TYPE_CHECKING
 
 from assistant.errors import UserError
 from assistant.problems.schema import ProblemError
+from assistant.runtime import open_client, session_run, to_stderr
+from assistant.settings import EvalSection
 from trainer.cli.train_options import eval_out_dir
-from trainer.eval.eval_settings import EvalSettings
 from trainer.repair.items import RepairItem, load_items
-from trainer.repair.repair_report import is_repair_report
+from trainer.repair.pins import pinned_items
+from trainer.repair.repair_report import (
+    RepairReport,
+    compare,
+    comparison_json,
+    comparison_table,
+    is_repair_report,
+    table,
+)
+from trainer.repair.repair_run import run_repair
+from trainer.repair.repair_settings import repair_settings
 from trainer.repair.wording import WordingError
 
 if TYPE_CHECKING:
@@ -37,44 +48,50 @@ def is_repair(benchmark: str) -> bool:
     return benchmark == HUMANEVAL or benchmark.startswith(PREFIX)
 
 
-def load_repair_items(benchmark: str, split: str, limit: int | None, settings: EvalSettings) -> list[RepairItem]:
+def load_repair_items(benchmark: str, split: str, limit: int | None, settings: EvalSection) -> list[RepairItem]:
     """The items of `humaneval-repair` (pinned, one split) or of a `repair:FILE.jsonl`."""
-    from trainer.repair.pins import pinned_items
-
     if benchmark == HUMANEVAL:
-        items = pinned_items(split, settings)
+        items = pinned_items(split, settings.split)
     else:
-        items = load_items(Path(benchmark[len(PREFIX):]))
+        items = load_items(Path(benchmark[len(PREFIX) :]))
     items = items[:limit] if limit is not None else items
     if not items:
         raise ProblemError(f"{benchmark}: the {split!r} split holds no repair items")
     return items
 
 
-def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSettings) -> int:
-    from assistant.runtime import open_client, session_run, to_stderr
-    from trainer.repair.benchmark import run_repair
-    from trainer.repair.repair_report import table
-
+def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSection) -> int:
     if args.perturbed or args.samples != 1:
-        raise UserError("the repair benchmark takes neither --perturbed nor --samples (it is greedy, one session per item and arm)")
+        raise UserError(
+            "the repair benchmark takes neither --perturbed nor --samples (it is greedy, one session per item and arm)"
+        )
     items = load_repair_items(args.benchmark, args.split, args.limit, settings)
     quiet = args.json
     client = open_client(config, args.model, adapter=args.adapter, progress=None if quiet else to_stderr)
-    name = HUMANEVAL if args.benchmark == HUMANEVAL else Path(args.benchmark[len(PREFIX):]).stem
-    repair_cfg = None
+    name = HUMANEVAL if args.benchmark == HUMANEVAL else Path(args.benchmark[len(PREFIX) :]).stem
+    repair = repair_settings()
     if args.temperature is not None:
-        from trainer.repair.wording import repair_config
-
-        repair_cfg = repair_config({"benchmark": {"temperature": args.temperature}})
+        repair = repair.merged({"benchmark": {"temperature": args.temperature}})
     try:
         with session_run(config, f"repair {client.display_name}", quiet) as (sandbox, store, on_plan, on_session):
-            report = run_repair(items, client, sandbox, store, loop=config.loop, settings=settings,
-                                turns=args.turns, blind=not args.no_blind,
-                                wording_name=args.wording, concurrency=args.concurrency, repair_cfg=repair_cfg,
-                                benchmark=name, split=args.split if args.benchmark == HUMANEVAL else "all",
-                                adapter=args.adapter, on_plan=on_plan,
-                                on_session=on_session)
+            report = run_repair(
+                items,
+                client,
+                sandbox,
+                store,
+                loop=config.loop,
+                settings=settings,
+                turns=args.turns,
+                blind=not args.no_blind,
+                wording_name=args.wording,
+                concurrency=args.concurrency,
+                repair=repair,
+                benchmark=name,
+                split=args.split if args.benchmark == HUMANEVAL else "all",
+                adapter=args.adapter,
+                on_plan=on_plan,
+                on_session=on_session,
+            )
     except WordingError as exc:
         raise UserError(str(exc)) from None
     out = eval_out_dir(config, args.out, f"{client.display_name}-{name}-{report.split}-{report.wording}")
@@ -85,12 +102,10 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
     return 0
 
 
-def run_repair_compare(args: argparse.Namespace, settings: EvalSettings) -> int:
-    from trainer.repair.repair_report import RepairReport, compare, comparison_json, comparison_table
-
+def run_repair_compare(args: argparse.Namespace, settings: EvalSection) -> int:
     try:
         a, b = RepairReport.load(args.report_a), RepairReport.load(args.report_b)
-        result = compare(a, b, settings.margin if args.margin is None else args.margin)
+        result = compare(a, b, settings.compare.margin if args.margin is None else args.margin)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UserError(f"cannot compare the repair reports: {exc}") from None
     print(json.dumps(comparison_json(result)) if args.compare_json else comparison_table(result, a.turns))

@@ -75,13 +75,15 @@ class RepairOutcome:
         return "wrong"
 
 
-def reduce(turns: Sequence[Turn], horizon: int, *, item: str, task: str, arm: str, session_id: str,
-           status: str) -> RepairOutcome:
+def reduce(
+    turns: Sequence[Turn], horizon: int, *, item: str, task: str, arm: str, session_id: str, status: str
+) -> RepairOutcome:
     """Reduce a repair session (turn 0 = the buggy program) to flags for turns 0..horizon."""
     turns = list(turns)[: horizon + 1]
     n = horizon + 1
-    o = RepairOutcome(item, task, arm, session_id, status, bool(turns) and not turns[0].passed_public,
-                      *([False] * n for _ in FLAGS))
+    o = RepairOutcome(
+        item, task, arm, session_id, status, bool(turns) and not turns[0].passed_public, *([False] * n for _ in FLAGS)
+    )
     base = turns[0].hidden_pass_rate if turns else 0.0
     for t in range(n):
         if t >= len(turns):
@@ -104,12 +106,12 @@ METRICS: dict[str, Counter] = {
     "unchanged_rate": lambda o, t: (int(o.unchanged[t]), int(o.ran[t])),
     "no_code_rate": lambda o, t: (int(o.no_code[t]), int(o.ran[t])),
 }
-LABELS = {"fix_rate": "fix rate", "progress": "progress", "unchanged_rate": "unchanged",
-          "no_code_rate": "no code"}
+LABELS = {"fix_rate": "fix rate", "progress": "progress", "unchanged_rate": "unchanged", "no_code_rate": "no code"}
 
 
-def counts(outcomes: Sequence[RepairOutcome], metric: str, horizon: int,
-           tasks: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def counts(
+    outcomes: Sequence[RepairOutcome], metric: str, horizon: int, tasks: Sequence[str] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(num, den) of shape (tasks, horizon + 1) over valid outcomes; column 0 (the buggy
     program) counts nothing. `tasks` fixes the row order (default: first seen)."""
     valid = [o for o in outcomes if o.valid]

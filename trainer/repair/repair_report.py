@@ -14,19 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from assistant.settings import BootstrapSection, EvalSection
 from trainer.eval.bootstrap import Delta, Estimate, paired_intervals, ratio_intervals
-from trainer.eval.eval_settings import EvalSettings
 from trainer.repair.repair_metrics import ARMS, LABELS, METRICS, RepairOutcome, counts
 
 KIND = "repair"
 
 
-def _boot(settings: EvalSettings) -> dict[str, Any]:
-    return dict(resamples=settings.resamples, confidence=settings.confidence, seed=settings.bootstrap_seed)
+def _boot(settings: EvalSection) -> dict[str, Any]:
+    """The bootstrap's keyword arguments (resamples, confidence, seed) from the `eval:` section."""
+    return settings.bootstrap.model_dump()
 
 
-def paired(a: Sequence[RepairOutcome], b: Sequence[RepairOutcome], metric: str, turns: int,
-           settings: EvalSettings) -> list[Delta]:
+def paired(
+    a: Sequence[RepairOutcome], b: Sequence[RepairOutcome], metric: str, turns: int, settings: EvalSection
+) -> list[Delta]:
     """B - A per turn 0..turns on the outcomes whose item is in both (rows: tasks)."""
     shared = {o.item for o in a if o.valid} & {o.item for o in b if o.valid}
     a = [o for o in a if o.item in shared]
@@ -49,7 +51,7 @@ class RepairReport:
     aborted: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     created_at: float = field(default_factory=time.time)
-    eval_settings: EvalSettings = field(default_factory=EvalSettings, repr=False)
+    eval_settings: EvalSection = field(default_factory=EvalSection, repr=False)
 
     @property
     def arms(self) -> list[str]:
@@ -64,14 +66,17 @@ class RepairReport:
 
     def metrics(self) -> dict[str, dict[str, list[Estimate]]]:
         """{arm: {metric: estimates for turns 0..T}} (turn 0 counts nothing)."""
-        return {arm: {m: ratio_intervals(*counts(self.arm(arm), m, self.turns), **_boot(self.eval_settings))
-                      for m in METRICS} for arm in self.arms}
+        return {
+            arm: {
+                m: ratio_intervals(*counts(self.arm(arm), m, self.turns), **_boot(self.eval_settings)) for m in METRICS
+            }
+            for arm in self.arms
+        }
 
     def feedback_minus_blind(self) -> dict[str, list[Delta]]:
         if set(self.arms) != set(ARMS):
             return {}
-        return {m: paired(self.arm("blind"), self.arm("feedback"), m, self.turns, self.eval_settings)
-                for m in METRICS}
+        return {m: paired(self.arm("blind"), self.arm("feedback"), m, self.turns, self.eval_settings) for m in METRICS}
 
     def invalid(self) -> list[str]:
         return sorted({o.item for o in self.outcomes if not o.valid})
@@ -80,27 +85,46 @@ class RepairReport:
         def estimates(values: list[Any]) -> list[dict[str, Any]]:
             return [{"turn": t, **v.to_dict()} for t, v in enumerate(values) if t >= 1]
 
-        return {"kind": KIND, "benchmark": self.benchmark, "split": self.split, "model": self.model,
-                "adapter": self.adapter, "turns": self.turns, "wording": self.wording, "items": self.items,
-                "invalid_items": self.invalid(), "wall_s": round(self.wall_s, 1), "aborted": self.aborted,
-                "settings": self.settings, "created_at": self.created_at,
-                "bootstrap": _boot(self.eval_settings),
-                "metrics": {arm: {m: estimates(v) for m, v in by.items()} for arm, by in self.metrics().items()},
-                "feedback_minus_blind": {m: estimates(v) for m, v in self.feedback_minus_blind().items()},
-                "outcomes": [o.to_dict() for o in self.outcomes]}
+        return {
+            "kind": KIND,
+            "benchmark": self.benchmark,
+            "split": self.split,
+            "model": self.model,
+            "adapter": self.adapter,
+            "turns": self.turns,
+            "wording": self.wording,
+            "items": self.items,
+            "invalid_items": self.invalid(),
+            "wall_s": round(self.wall_s, 1),
+            "aborted": self.aborted,
+            "settings": self.settings,
+            "created_at": self.created_at,
+            "bootstrap": _boot(self.eval_settings),
+            "metrics": {arm: {m: estimates(v) for m, v in by.items()} for arm, by in self.metrics().items()},
+            "feedback_minus_blind": {m: estimates(v) for m, v in self.feedback_minus_blind().items()},
+            "outcomes": [o.to_dict() for o in self.outcomes],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RepairReport":
         if data.get("kind") != KIND:
             raise ValueError("not a repair benchmark report")
-        boot = data.get("bootstrap") or {}
-        es = EvalSettings(resamples=int(boot.get("resamples", 2000)), confidence=float(boot.get("confidence", 0.95)),
-                          bootstrap_seed=int(boot.get("seed", 0)))
-        return cls(benchmark=data["benchmark"], split=data["split"], model=data["model"], turns=int(data["turns"]),
-                   wording=data["wording"], outcomes=[RepairOutcome.from_dict(o) for o in data["outcomes"]],
-                   items=list(data["items"]), adapter=data.get("adapter"), wall_s=float(data.get("wall_s", 0)),
-                   aborted=data.get("aborted"), settings=dict(data.get("settings") or {}),
-                   created_at=float(data.get("created_at", 0)), eval_settings=es)
+        es = EvalSection(bootstrap=BootstrapSection.model_validate(data.get("bootstrap") or {}))
+        return cls(
+            benchmark=data["benchmark"],
+            split=data["split"],
+            model=data["model"],
+            turns=int(data["turns"]),
+            wording=data["wording"],
+            outcomes=[RepairOutcome.from_dict(o) for o in data["outcomes"]],
+            items=list(data["items"]),
+            adapter=data.get("adapter"),
+            wall_s=float(data.get("wall_s", 0)),
+            aborted=data.get("aborted"),
+            settings=dict(data.get("settings") or {}),
+            created_at=float(data.get("created_at", 0)),
+            eval_settings=es,
+        )
 
     def save(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,23 +157,31 @@ def table(report: RepairReport) -> str:
     """Per-turn metrics per arm, the feedback - blind difference, then every item's outcome."""
     by_arm = report.metrics()
     valid = len({o.item for o in report.outcomes if o.valid})
-    lines = [f"{report.label} on {report.benchmark} ({report.split}): {valid} items, {report.turns} turn(s) "
-             f"after the buggy program; {report.eval_settings.confidence:.0%} bootstrap intervals over tasks.", "",
-             "| turn | arm | " + " | ".join(LABELS[m] for m in METRICS) + " |", "|---:|---|" + "---|" * len(METRICS)]
+    lines = [
+        f"{report.label} on {report.benchmark} ({report.split}): {valid} items, {report.turns} turn(s) "
+        f"after the buggy program; {report.eval_settings.bootstrap.confidence:.0%} bootstrap intervals "
+        "over tasks.",
+        "",
+        "| turn | arm | " + " | ".join(LABELS[m] for m in METRICS) + " |",
+        "|---:|---|" + "---|" * len(METRICS),
+    ]
     for t in range(1, report.turns + 1):
         for arm, by in by_arm.items():
             lines.append(f"| {t} | {arm} | " + " | ".join(_est(by[m][t]) for m in METRICS) + " |")
     diff = report.feedback_minus_blind()
     if diff:
         lines += ["", "With feedback - blind control (paired by item; blind -> feedback):"]
-        lines += [f"- turn {t}: fix rate {_delta(diff['fix_rate'][t])}; unchanged {_delta(diff['unchanged_rate'][t])}"
-                  for t in range(1, report.turns + 1)]
+        lines += [
+            f"- turn {t}: fix rate {_delta(diff['fix_rate'][t])}; unchanged {_delta(diff['unchanged_rate'][t])}"
+            for t in range(1, report.turns + 1)
+        ]
     lines += ["", "Items (" + ", ".join(report.arms) + "):"]
     verdicts: dict[str, dict[str, str]] = {}
     for o in report.outcomes:
         verdicts.setdefault(o.item, {})[o.arm] = o.verdict()
-    lines += [f"- {item}: " + "; ".join(f"{arm} {v}" for arm, v in verdicts.get(item, {}).items())
-              for item in report.items]
+    lines += [
+        f"- {item}: " + "; ".join(f"{arm} {v}" for arm, v in verdicts.get(item, {}).items()) for item in report.items
+    ]
     return "\n".join(lines)
 
 
@@ -166,23 +198,38 @@ def compare(a: RepairReport, b: RepairReport, margin: float = 0.0) -> dict[str, 
         out["deltas"][arm] = {m: paired(a.arm(arm), b.arm(arm), m, a.turns, a.eval_settings) for m in METRICS}
     arm = "feedback" if "feedback" in out["deltas"] else next(iter(out["deltas"]))
     last = out["deltas"][arm]["fix_rate"][a.turns]
-    out["verdict"] = {"arm": arm, "metric": "fix_rate", "turn": a.turns, "margin": margin, **last.to_dict(),
-                      "not_worse": last.hi is not None and last.hi >= -margin}
+    out["verdict"] = {
+        "arm": arm,
+        "metric": "fix_rate",
+        "turn": a.turns,
+        "margin": margin,
+        **last.to_dict(),
+        "not_worse": last.hi is not None and last.hi >= -margin,
+    }
     return out
 
 
 def comparison_table(result: dict[str, Any], turns: int) -> str:
-    lines = [f"A = {result['a']}, B = {result['b']}: {result['pairs']} paired (item, arm).", "",
-             "| turn | arm | " + " | ".join(LABELS[m] for m in METRICS) + " |", "|---:|---|" + "---|" * len(METRICS)]
+    lines = [
+        f"A = {result['a']}, B = {result['b']}: {result['pairs']} paired (item, arm).",
+        "",
+        "| turn | arm | " + " | ".join(LABELS[m] for m in METRICS) + " |",
+        "|---:|---|" + "---|" * len(METRICS),
+    ]
     for t in range(1, turns + 1):
         for arm, by in result["deltas"].items():
             lines.append(f"| {t} | {arm} | " + " | ".join(_delta(by[m][t]) for m in METRICS) + " |")
     v = result["verdict"]
-    lines += ["", f"Verdict on the {v['arm']} arm's fix rate at turn {v['turn']}: B is "
-                  f"{'NOT WORSE' if v['not_worse'] else 'WORSE'} than A (margin {v['margin']:g})."]
+    lines += [
+        "",
+        f"Verdict on the {v['arm']} arm's fix rate at turn {v['turn']}: B is "
+        f"{'NOT WORSE' if v['not_worse'] else 'WORSE'} than A (margin {v['margin']:g}).",
+    ]
     return "\n".join(lines)
 
 
 def comparison_json(result: dict[str, Any]) -> dict[str, Any]:
-    return {**result, "deltas": {arm: {m: [d.to_dict() for d in v] for m, v in by.items()}
-                                 for arm, by in result["deltas"].items()}}
+    return {
+        **result,
+        "deltas": {arm: {m: [d.to_dict() for d in v] for m, v in by.items()} for arm, by in result["deltas"].items()},
+    }

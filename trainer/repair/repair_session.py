@@ -6,7 +6,7 @@ model then takes its further turns (`assistant.loop.session.Session`, unchanged 
 text: by default the loop's own turn (its prompt style's feedback wording, which
 `loop.feedback_wording` names), or the blind control's fixed re-ask. It is used for every turn of
 the session, so a session is consistently "with feedback" or "blind". This module runs one
-session; `trainer.repair.benchmark` runs many and scores them.
+session; `trainer.repair.repair_run` runs many and scores them.
 """
 
 from __future__ import annotations

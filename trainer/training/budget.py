@@ -24,8 +24,9 @@ def _agree(stop: bool) -> bool:
     return bool(flag.item())
 
 
-def time_budget(minutes: float, progress: Callable[[str], None] = print,
-                clock: Callable[[], float] = time.monotonic) -> Any:
+def time_budget(
+    minutes: float, progress: Callable[[str], None] = print, clock: Callable[[], float] = time.monotonic
+) -> Any:
     """A callback that stops training once `minutes` have passed (None for 0: no budget)."""
     if not minutes or minutes <= 0:
         return None
@@ -48,7 +49,9 @@ def time_budget(minutes: float, progress: Callable[[str], None] = print,
                 self.stopped_at = int(state.global_step)
                 control.should_training_stop = True
                 control.should_save = True
-                progress(f"time budget of {minutes:g} min reached after step {state.global_step}/"
-                         f"{state.max_steps}: stopping and saving the adapter")
+                progress(
+                    f"time budget of {minutes:g} min reached after step {state.global_step}/"
+                    f"{state.max_steps}: stopping and saving the adapter"
+                )
 
     return TimeBudget()

@@ -17,8 +17,9 @@ from assistant.interfaces import BatchRunner
 from sandbox.api import Job, RunResult, SandboxError
 
 
-def run_with_retries(sandbox: BatchRunner, jobs: Sequence[Job], retries: int = 2,
-                     wait_s: float = 1.0) -> tuple[list[RunResult | None], int]:
+def run_with_retries(
+    sandbox: BatchRunner, jobs: Sequence[Job], retries: int = 2, wait_s: float = 1.0
+) -> tuple[list[RunResult | None], int]:
     """Results in job order (None for persistent faults) and how many re-runs it took."""
     results: list[RunResult | None] = [None] * len(jobs)
     pending = list(range(len(jobs)))
@@ -44,6 +45,7 @@ def run_with_retries(sandbox: BatchRunner, jobs: Sequence[Job], retries: int = 2
                 results[index] = result
         pending = still
     if jobs and len(pending) == len(jobs):
-        raise SandboxError(f"the sandbox failed on every one of {len(jobs)} programs after "
-                           f"{retries} retries: {last_error}")
+        raise SandboxError(
+            f"the sandbox failed on every one of {len(jobs)} programs after {retries} retries: {last_error}"
+        )
     return results, reruns

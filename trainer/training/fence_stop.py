@@ -21,7 +21,7 @@ from assistant.loop.extract import answer_end
 from assistant.loop.repetition import RepeatStop
 
 CHECK_EVERY_TOKENS = 16  # repetition checks per row: once every this many generated tokens
-TAIL_TOKENS = 1024       # decoded for a repetition check (RepeatStop.window characters are checked)
+TAIL_TOKENS = 1024  # decoded for a repetition check (RepeatStop.window characters are checked)
 
 
 class FenceStop:
@@ -48,7 +48,7 @@ class FenceStop:
     def _answered(self, input_ids: Any, row: int) -> bool:
         if "`" not in self.tokenizer.decode(input_ids[row, -1:]):
             return False  # a closing fence ends with a backtick
-        text = self.tokenizer.decode(input_ids[row, self.prompt_length:], skip_special_tokens=True)
+        text = self.tokenizer.decode(input_ids[row, self.prompt_length :], skip_special_tokens=True)
         return answer_end(text) is not None
 
     def _looping(self, input_ids: Any, row: int) -> bool:
@@ -62,8 +62,9 @@ class FenceStop:
         return True
 
 
-def generate_with_fence_stop(generate: Any, tokenizer: Any, *args: Any, repeat: RepeatStop | None = None,
-                             **kwargs: Any) -> Any:
+def generate_with_fence_stop(
+    generate: Any, tokenizer: Any, *args: Any, repeat: RepeatStop | None = None, **kwargs: Any
+) -> Any:
     """Call `generate` with a FenceStop added; stopped rows are EOS after their stop."""
     from transformers import StoppingCriteriaList
 
@@ -97,7 +98,7 @@ def _with_final_eos(sequences: Any, stop: FenceStop, eos: int) -> Any:
     width = sequences.shape[1]
     if not any(length >= width for length in stop.stopped_at.values()):
         return sequences
-    completions = sequences[:, stop.prompt_length:]
+    completions = sequences[:, stop.prompt_length :]
     for row in range(sequences.shape[0]):
         if row not in stop.stopped_at and not bool((completions[row] == eos).any()):
             return sequences  # a row ran to max_new_tokens: its completion must stay unterminated

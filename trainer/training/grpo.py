@@ -25,15 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.store import atomic
 from assistant.errors import UserError
 from assistant.interfaces import BatchRunner
 from assistant.loop.repetition import RepeatStop
+from assistant.serving import models
+from assistant.serving.token_bias import triple_quote_ban
 from assistant.settings import PathsSettings
-from trainer.training.budget import time_budget
+from assistant.store import atomic
 from trainer.data.dataset_files import load_split, read_meta
-from trainer.training.reward import SandboxReward
 from trainer.train_settings import TrainSettings
+from trainer.training.budget import time_budget
+from trainer.training.fence_stop import stop_generation_at_fence
+from trainer.training.reward import SandboxReward
 
 ADAPTER_META = "cobalt-adapter.json"
 Progress = Callable[[str], None]
@@ -61,8 +64,9 @@ def grpo_config(settings: TrainSettings, out: Path, max_steps: int | None = None
     unknown = sorted(set(values) - known)
     if unknown:
         raise UserError(f"configs/train.yaml: grpo has unknown key(s) {', '.join(unknown)} (not GRPOConfig fields)")
-    values.update(output_dir=str(out / "checkpoints"), remove_unused_columns=False, disable_tqdm=True,
-                  save_only_model=False)
+    values.update(
+        output_dir=str(out / "checkpoints"), remove_unused_columns=False, disable_tqdm=True, save_only_model=False
+    )
     values.setdefault("report_to", [])
     return GRPOConfig(**values)
 
@@ -71,7 +75,6 @@ def generation_kwargs(settings: TrainSettings, model_path: Path, given: dict[str
     """TRL's generation_kwargs with the served model's token bans added (`suppress_docstrings`)."""
     if not settings.suppress_docstrings:
         return given
-    from assistant.serving.token_bias import triple_quote_ban
 
     banned = set((given or {}).get("suppress_tokens") or []) | set(triple_quote_ban(str(model_path)))
     return {**(given or {}), "suppress_tokens": sorted(banned)}
@@ -106,18 +109,23 @@ class MetricsLog:
     def record(self, state: Any, logs: dict[str, Any]) -> None:
         if "reward" not in logs:
             return  # the end-of-training summary line
-        row = {"step": int(state.global_step), "max_steps": int(state.max_steps),
-               "elapsed_s": round(time.monotonic() - self.started, 2),
-               "sandbox_faults_dropped": self.reward.totals["faults_dropped"],
-               **{k: (float(v) if isinstance(v, (int, float)) else v) for k, v in logs.items()}}
+        row = {
+            "step": int(state.global_step),
+            "max_steps": int(state.max_steps),
+            "elapsed_s": round(time.monotonic() - self.started, 2),
+            "sandbox_faults_dropped": self.reward.totals["faults_dropped"],
+            **{k: (float(v) if isinstance(v, (int, float)) else v) for k, v in logs.items()},
+        }
         self.rows.append(row)
         if not self.is_main:
             return
         with open(self.path, "a") as fh:
             fh.write(json.dumps(row) + "\n")
-        self.progress(f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
-                      f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
-                      f"{row['elapsed_s']:.0f} s · faults dropped {row['sandbox_faults_dropped']}")
+        self.progress(
+            f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
+            f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
+            f"{row['elapsed_s']:.0f} s · faults dropped {row['sandbox_faults_dropped']}"
+        )
 
 
 def read_metrics(out: Path) -> list[dict[str, Any]]:
@@ -134,16 +142,22 @@ class TrainResult:
     resumed_from: str | None = None
 
 
-def _summary(rows: list[dict[str, Any]], totals: dict[str, int], wall_s: float, samples: int,
-             steps_here: int) -> dict[str, Any]:
+def _summary(
+    rows: list[dict[str, Any]], totals: dict[str, int], wall_s: float, samples: int, steps_here: int
+) -> dict[str, Any]:
     rewards = [r["reward"] for r in rows]
     third = max(1, len(rewards) // 3)
-    return {"steps": rows[-1]["step"] if rows else 0, "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-            "first_reward": sum(rewards[:third]) / third if rewards else None,
-            "last_reward": sum(rewards[-third:]) / third if rewards else None,
-            "reward_curve": [round(r, 4) for r in rewards], "sandbox": dict(totals),
-            "wall_s": round(wall_s, 1), "seconds_per_sample": round(wall_s / samples, 3) if samples else None,
-            "seconds_per_step": round(wall_s / steps_here, 1) if steps_here else None}
+    return {
+        "steps": rows[-1]["step"] if rows else 0,
+        "mean_reward": sum(rewards) / len(rewards) if rewards else None,
+        "first_reward": sum(rewards[:third]) / third if rewards else None,
+        "last_reward": sum(rewards[-third:]) / third if rewards else None,
+        "reward_curve": [round(r, 4) for r in rewards],
+        "sandbox": dict(totals),
+        "wall_s": round(wall_s, 1),
+        "seconds_per_sample": round(wall_s / samples, 3) if samples else None,
+        "seconds_per_step": round(wall_s / steps_here, 1) if steps_here else None,
+    }
 
 
 def load_policy(model_path: Path, parent: Path | None, bf16: bool) -> Any:
@@ -158,8 +172,15 @@ def load_policy(model_path: Path, parent: Path | None, bf16: bool) -> Any:
     return PeftModel.from_pretrained(model, str(parent), is_trainable=True)
 
 
-def make_trainer(model_path: Path, settings: TrainSettings, args: Any, train_set: Any, reward_funcs: list[Any],
-                 parent: Any = None, rollout_func: Any = None) -> Any:
+def make_trainer(
+    model_path: Path,
+    settings: TrainSettings,
+    args: Any,
+    train_set: Any,
+    reward_funcs: list[Any],
+    parent: Any = None,
+    rollout_func: Any = None,
+) -> Any:
     """A GRPOTrainer on the policy (a new LoRA, or the parent adapter made trainable), with
     the transformers log printer removed (stdout stays clean for --json)."""
     from transformers import AutoTokenizer, PrinterCallback
@@ -169,24 +190,39 @@ def make_trainer(model_path: Path, settings: TrainSettings, args: Any, train_set
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     policy = load_policy(model_path, Path(parent.path) if parent is not None else None, bool(args.bf16))
-    trainer = GRPOTrainer(model=policy, reward_funcs=reward_funcs, args=args, train_dataset=train_set,
-                          processing_class=tokenizer, rollout_func=rollout_func,
-                          peft_config=None if parent is not None else lora_config(settings))
+    trainer = GRPOTrainer(
+        model=policy,
+        reward_funcs=reward_funcs,
+        args=args,
+        train_dataset=train_set,
+        processing_class=tokenizer,
+        rollout_func=rollout_func,
+        peft_config=None if parent is not None else lora_config(settings),
+    )
     trainer.remove_callback(PrinterCallback)
     if settings.stop_at_fence:
-        from trainer.training.fence_stop import stop_generation_at_fence
-
-        stop_generation_at_fence(trainer.model, tokenizer,
-                                 RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times))
+        stop_generation_at_fence(
+            trainer.model, tokenizer, RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times)
+        )
     return trainer
 
 
-def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, paths: PathsSettings,
-          sandbox: BatchRunner, parent: Any = None, max_steps: int | None = None,
-          progress: Progress = print, extra_callbacks: list[Any] | None = None, **grpo_overrides: Any) -> TrainResult:
+def train(
+    settings: TrainSettings,
+    *,
+    model: str,
+    dataset: Path,
+    out: Path,
+    paths: PathsSettings,
+    sandbox: BatchRunner,
+    parent: Any = None,
+    max_steps: int | None = None,
+    progress: Progress = print,
+    extra_callbacks: list[Any] | None = None,
+    **grpo_overrides: Any,
+) -> TrainResult:
     """Train (or resume) into `out`; returns the saved adapter and its metadata. `parent` is
     an `AdapterVersion` to continue from. An `out/adapter` already saved is returned as is."""
-    from assistant.serving import models
 
     final = out / "adapter"
     if (final / ADAPTER_META).is_file():
@@ -216,21 +252,37 @@ def train(settings: TrainSettings, *, model: str, dataset: Path, out: Path, path
     rows = read_metrics(out) if is_main else log.rows
     first_step = int(resume.name.split("-")[-1]) if resume else 0
     steps_here = trainer.state.global_step - first_step
-    samples = (steps_here * args.per_device_train_batch_size
-               * args.gradient_accumulation_steps * trainer.accelerator.num_processes)
+    samples = (
+        steps_here
+        * args.per_device_train_batch_size
+        * args.gradient_accumulation_steps
+        * trainer.accelerator.num_processes
+    )
     meta = {
-        "base_model": model, "base_model_path": str(model_path), "data_hash": data_meta["data_hash"],
-        "dataset": str(dataset), "dataset_counts": data_meta.get("counts"),
-        "parent_version": getattr(parent, "version", None), "parent_name": getattr(parent, "name", None),
-        "config": {"profile": settings.profile, "grpo": {**settings.grpo, **grpo_overrides},
-                   "lora": (settings.lora if parent is None else (parent.meta.get("config") or {}).get("lora")),
-                   "reward": dataclasses.asdict(settings.reward), "max_steps": args.max_steps,
-                   "max_minutes": settings.max_minutes},
+        "base_model": model,
+        "base_model_path": str(model_path),
+        "data_hash": data_meta["data_hash"],
+        "dataset": str(dataset),
+        "dataset_counts": data_meta.get("counts"),
+        "parent_version": getattr(parent, "version", None),
+        "parent_name": getattr(parent, "name", None),
+        "config": {
+            "profile": settings.profile,
+            "grpo": {**settings.grpo, **grpo_overrides},
+            "lora": (settings.lora if parent is None else (parent.meta.get("config") or {}).get("lora")),
+            "reward": settings.reward.model_dump(),
+            "max_steps": args.max_steps,
+            "max_minutes": settings.max_minutes,
+        },
         "stopped_by_budget_at": getattr(budget, "stopped_at", None),
-        "metrics": _summary(rows, reward.totals, wall, samples, steps_here), "resumed_from": resume.name if resume else None,
-        "created_at": time.time(), "versions": _versions(),
-        "distributed": {"processes": trainer.accelerator.num_processes,
-                        "backend": getattr(trainer.accelerator.state, "backend", None)},
+        "metrics": _summary(rows, reward.totals, wall, samples, steps_here),
+        "resumed_from": resume.name if resume else None,
+        "created_at": time.time(),
+        "versions": _versions(),
+        "distributed": {
+            "processes": trainer.accelerator.num_processes,
+            "backend": getattr(trainer.accelerator.state, "backend", None),
+        },
     }
     if is_main:
         staging = out / ".adapter-staging"
@@ -249,5 +301,9 @@ def _versions() -> dict[str, str]:
     import transformers
     import trl
 
-    return {"trl": trl.__version__, "peft": peft.__version__, "transformers": transformers.__version__,
-            "torch": torch.__version__}
+    return {
+        "trl": trl.__version__,
+        "peft": peft.__version__,
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+    }

@@ -51,21 +51,54 @@ def command(settings: LauncherSettings, module_args: list[str]) -> tuple[list[st
     """The `accelerate launch` argv running `python -m <module_args>` as the ranks, and its env."""
     accelerate = str(Path(sys.executable).with_name("accelerate"))
     port = int(settings.main_process_port) or _free_port()
-    argv = [accelerate, "launch", "--multi_gpu", "--num_processes", str(int(settings.num_processes)),
-            "--num_machines", "1", "--dynamo_backend", "no", "--main_process_port", str(port),
-            *[str(a) for a in settings.args], "-m", *module_args]
+    argv = [
+        accelerate,
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        str(int(settings.num_processes)),
+        "--num_machines",
+        "1",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(port),
+        *[str(a) for a in settings.args],
+        "-m",
+        *module_args,
+    ]
     env = dict(os.environ)
     if on_cpu(settings):
         env["ACCELERATE_USE_CPU"] = "true"  # every rank: MULTI_CPU, gloo
     return argv, env
 
 
-def train_args(*, dataset: Path, out: Path, model: str, profile: str, parent: Any = None,
-               max_steps: int | None = None, register: bool = False, as_json: bool = False,
-               config: str | None = None) -> list[str]:
+def train_args(
+    *,
+    dataset: Path,
+    out: Path,
+    model: str,
+    profile: str,
+    parent: Any = None,
+    max_steps: int | None = None,
+    register: bool = False,
+    as_json: bool = False,
+    config: str | None = None,
+) -> list[str]:
     """`assistant.cli ... train ...` for the ranks (every rank gets the same, explicit values)."""
-    argv = ["assistant.cli", *(["--config", str(config)] if config else []), "train",
-            "--dataset", str(dataset), "--out", str(out), "--model", model, "--profile", profile]
+    argv = [
+        "assistant.cli",
+        *(["--config", str(config)] if config else []),
+        "train",
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--model",
+        model,
+        "--profile",
+        profile,
+    ]
     if parent is not None:
         argv += ["--parent", str(parent)]
     if max_steps is not None:

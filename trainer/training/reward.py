@@ -1,4 +1,4 @@
-"""The bandit reward (DESIGN.md §5) and the reward function TRL calls.
+"""The bandit reward (docs/method.md) and the reward function TRL calls.
 
 `score(completion, p, prev)` with p = pass rate on all tests, prev = best earlier pass rate:
   R_correct  p = 1 -> 1.0;  p >= 0.5 -> 0.2;  0 < p < 0.5 -> 0.0;  p = 0 -> -0.1
@@ -23,14 +23,13 @@ import json
 import threading
 from typing import Any, Callable
 
-
+from assistant.interfaces import BatchRunner
 from assistant.loop import extract
 from assistant.loop.repetition import degenerate
-from assistant.interfaces import BatchRunner
 from assistant.problems.schema import Problem
 from sandbox.api import Job, Limits
-from trainer.training.execution import run_with_retries
 from trainer.train_settings import RewardSettings
+from trainer.training.execution import run_with_retries
 
 THINK_END = "</think>"
 MALFORMED = -0.9
@@ -57,8 +56,7 @@ def r_step(p: float, prev: float) -> float:
     return -0.1 + 0.1 * (p - prev) / prev
 
 
-def format_problems(completion: str, *, thinking: bool = False, block_chars: int = 32,
-                    times: int = 8) -> list[str]:
+def format_problems(completion: str, *, thinking: bool = False, block_chars: int = 32, times: int = 8) -> list[str]:
     """Why a completion is malformed (empty when it is well-formed apart from its code)."""
     reasons = []
     if thinking and completion.count(THINK_END) != 1:
@@ -80,8 +78,17 @@ def overlong_penalty(tokens: int, max_tokens: int, buffer: int, penalty: float) 
     return -penalty * min(1.0, (tokens - start) / buffer)
 
 
-def score(completion: str, pass_rate: float, prev_best: float, *, thinking: bool = False,
-          length_penalty: float = 0.0, block_chars: int = 32, times: int = 8, tampered: bool = False) -> float:
+def score(
+    completion: str,
+    pass_rate: float,
+    prev_best: float,
+    *,
+    thinking: bool = False,
+    length_penalty: float = 0.0,
+    block_chars: int = 32,
+    times: int = 8,
+    tampered: bool = False,
+) -> float:
     """The reward of one completion whose program passed `pass_rate` of all tests, after
     earlier turns whose best pass rate was `prev_best` (0 on the first turn).
     `length_penalty` (<= 0) is added before clipping; a tampered run gets TAMPERED."""
@@ -107,9 +114,14 @@ def completion_text(completion: Any) -> str:
 class SandboxReward:
     """The reward function for `GRPOTrainer`: one float (or None) per completion."""
 
-    def __init__(self, sandbox: BatchRunner, settings: RewardSettings | None = None,
-                 max_completion_length: int = 0, on_batch: Callable[[dict[str, float]], None] | None = None,
-                 limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        sandbox: BatchRunner,
+        settings: RewardSettings | None = None,
+        max_completion_length: int = 0,
+        on_batch: Callable[[dict[str, float]], None] | None = None,
+        limits: Limits | None = None,
+    ) -> None:
         self.__name__ = "sandbox"
         self.limits = limits
         self.sandbox = sandbox
@@ -118,8 +130,17 @@ class SandboxReward:
         self.on_batch = on_batch
         self._problems: dict[str, Problem] = {}
         self._lock = threading.Lock()
-        self.totals = {"completions": 0, "scored": 0, "no_code": 0, "malformed": 0, "faults_dropped": 0,
-                       "reruns": 0, "programs_run": 0, "tampered": 0, "flagged": 0}
+        self.totals = {
+            "completions": 0,
+            "scored": 0,
+            "no_code": 0,
+            "malformed": 0,
+            "faults_dropped": 0,
+            "reruns": 0,
+            "programs_run": 0,
+            "tampered": 0,
+            "flagged": 0,
+        }
 
     def _problem(self, blob: str) -> Problem:
         with self._lock:
@@ -129,9 +150,17 @@ class SandboxReward:
                 self._problems[blob] = problem
             return problem
 
-    def __call__(self, prompts: list[Any], completions: list[Any], completion_ids: list[list[int]] | None = None,
-                 *, problem: list[str], prev_best: list[float], log_metric: Callable[[str, float], None] | None = None,
-                 **_: Any) -> list[float | None]:
+    def __call__(
+        self,
+        prompts: list[Any],
+        completions: list[Any],
+        completion_ids: list[list[int]] | None = None,
+        *,
+        problem: list[str],
+        prev_best: list[float],
+        log_metric: Callable[[str, float], None] | None = None,
+        **_: Any,
+    ) -> list[float | None]:
         s = self.settings
         texts = [completion_text(c) for c in completions]
         programs = [extract.code(t) for t in texts]
@@ -147,13 +176,23 @@ class SandboxReward:
                 prob = self._problem(blob)
                 index[key] = len(jobs)
                 tests = [] if prob.kind == "pytest" else prob.all_tests()
-                jobs.append(Job(program=program, tests=tests, kind=prob.kind, limits=self.limits,
-                                project=prob.project()))
+                jobs.append(
+                    Job(program=program, tests=tests, kind=prob.kind, limits=self.limits, project=prob.project())
+                )
             slots.append(index[key])
         results, reruns = run_with_retries(self.sandbox, jobs, s.sandbox_retries, s.retry_wait_s) if jobs else ([], 0)
         rewards: list[float | None] = []
-        batch = {"completions": len(texts), "scored": 0, "no_code": 0, "malformed": 0, "faults_dropped": 0,
-                 "reruns": reruns, "programs_run": len(jobs), "tampered": 0, "flagged": 0}
+        batch = {
+            "completions": len(texts),
+            "scored": 0,
+            "no_code": 0,
+            "malformed": 0,
+            "faults_dropped": 0,
+            "reruns": reruns,
+            "programs_run": len(jobs),
+            "tampered": 0,
+            "flagged": 0,
+        }
         for i, (text, slot) in enumerate(zip(texts, slots)):
             tokens = len(completion_ids[i]) if completion_ids is not None else 0
             penalty = overlong_penalty(tokens, self.max_completion_length, s.overlong_buffer, s.overlong_penalty)
@@ -170,9 +209,18 @@ class SandboxReward:
                 batch["malformed"] += 1
             batch["tampered"] += int(result.tampered)
             batch["flagged"] += int(bool(result.flags))
-            rewards.append(score(text, result.pass_rate, float(prev_best[i]), thinking=s.thinking,
-                                 length_penalty=penalty, block_chars=s.repeat_block_chars, times=s.repeat_times,
-                                 tampered=result.tampered))
+            rewards.append(
+                score(
+                    text,
+                    result.pass_rate,
+                    float(prev_best[i]),
+                    thinking=s.thinking,
+                    length_penalty=penalty,
+                    block_chars=s.repeat_block_chars,
+                    times=s.repeat_times,
+                    tampered=result.tampered,
+                )
+            )
             batch["scored"] += 1
         with self._lock:
             for key, value in batch.items():

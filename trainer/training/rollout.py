@@ -15,20 +15,26 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assistant.loop import extract
-from assistant.loop import feedback
-from assistant.loop import prompts
 from assistant.interfaces import BatchRunner
-from assistant.problems.schema import Problem
+from assistant.loop import extract, feedback, prompts
 from assistant.loop.prompts import PromptStyle
-from sandbox.api import Job
+from assistant.problems.schema import Problem
+from sandbox.api import Job, RunResult
 from trainer.training.execution import run_with_retries
 from trainer.training.reward import score
 
 
 class MultiTurnRollout:
-    def __init__(self, problems: dict[str, Problem], sandbox: BatchRunner, tokenizer: Any, turns: int,
-                 max_new_tokens: int, temperature: float = 1.0, style: PromptStyle | None = None) -> None:
+    def __init__(
+        self,
+        problems: dict[str, Problem],
+        sandbox: BatchRunner,
+        tokenizer: Any,
+        turns: int,
+        max_new_tokens: int,
+        temperature: float = 1.0,
+        style: PromptStyle | None = None,
+    ) -> None:
         """`tokenizer` may be set later (to the trainer's processing class); feedback turns
         are written in `style` (default: prompts.style())."""
         self.style = style or prompts.style()
@@ -55,9 +61,15 @@ class MultiTurnRollout:
         ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts])
         mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts])
         with torch.no_grad():
-            out = model.generate(input_ids=ids.to(model.device), attention_mask=mask.to(model.device),
-                                 do_sample=True, temperature=self.temperature, max_new_tokens=self.max_new_tokens,
-                                 pad_token_id=pad, eos_token_id=self.tok.eos_token_id)
+            out = model.generate(
+                input_ids=ids.to(model.device),
+                attention_mask=mask.to(model.device),
+                do_sample=True,
+                temperature=self.temperature,
+                max_new_tokens=self.max_new_tokens,
+                pad_token_id=pad,
+                eos_token_id=self.tok.eos_token_id,
+            )
         replies = []
         for row in out[:, width:].tolist():
             if self.tok.eos_token_id in row:
@@ -85,8 +97,10 @@ class MultiTurnRollout:
             texts = [self.tok.decode(r, skip_special_tokens=True) for r in replies]
             programs = [extract.code(t) for t in texts]
             runnable = [k for k, p in enumerate(programs) if p]
-            jobs = [Job(program=programs[k] or "", tests=problems[active[k]].all_tests(), kind=problems[active[k]].kind)
-                    for k in runnable]
+            jobs = [
+                Job(program=programs[k] or "", tests=problems[active[k]].all_tests(), kind=problems[active[k]].kind)
+                for k in runnable
+            ]
             ran, _ = run_with_retries(self.sandbox, jobs, 1, 0.5) if jobs else ([], 0)
             results: list[Any] = [None] * len(active)
             for k, res in zip(runnable, ran):
@@ -117,15 +131,20 @@ class MultiTurnRollout:
                 break
         if was_training:
             model.train()
-        return {"prompt_ids": prompt_ids, "completion_ids": completion, "logprobs": None, "env_mask": env_mask,
-                "final_reply": last_reply, "final_pass": last_pass, "rollout_prev_best": prev_best,
-                "final_tampered": tampered}
+        return {
+            "prompt_ids": prompt_ids,
+            "completion_ids": completion,
+            "logprobs": None,
+            "env_mask": env_mask,
+            "final_reply": last_reply,
+            "final_pass": last_pass,
+            "rollout_prev_best": prev_best,
+            "final_tampered": tampered,
+        }
 
     @staticmethod
     def _public(problem: Problem, result: Any) -> Any:
         """The public-test part of a run on all tests (public tests come first)."""
-        from sandbox.api import RunResult
-
         keys = {json.dumps(t.to_dict(), sort_keys=True) for t in problem.public_tests}
         union = problem.all_tests()
         tests = [r for t, r in zip(union, result.tests) if json.dumps(t.to_dict(), sort_keys=True) in keys]
@@ -142,10 +161,19 @@ class MultiTurnRollout:
         return self._encode(after[cut:])
 
 
-def trajectory_reward(prompts: list[Any], completions: list[Any], *, final_reply: list[str],
-                      final_pass: list[float], rollout_prev_best: list[float],
-                      final_tampered: list[bool] | None = None, **_: Any) -> list[float]:
+def trajectory_reward(
+    prompts: list[Any],
+    completions: list[Any],
+    *,
+    final_reply: list[str],
+    final_pass: list[float],
+    rollout_prev_best: list[float],
+    final_tampered: list[bool] | None = None,
+    **_: Any,
+) -> list[float]:
     """The baseline's reward: `score` of the last turn of each trajectory."""
     forged = final_tampered or [False] * len(final_reply)  # a trajectory with a tampered turn gets -1
-    return [score(text, p, prev, tampered=bool(t))
-            for text, p, prev, t in zip(final_reply, final_pass, rollout_prev_best, forged)]
+    return [
+        score(text, p, prev, tampered=bool(t))
+        for text, p, prev, t in zip(final_reply, final_pass, rollout_prev_best, forged)
+    ]

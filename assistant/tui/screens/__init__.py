@@ -10,5 +10,12 @@ from assistant.tui.screens.open_problem import OpenProblemScreen
 from assistant.tui.screens.save_solution import SaveSolutionScreen
 from assistant.tui.screens.sessions import SessionsScreen
 
-__all__ = ["ConfirmScreen", "DiffScreen", "HelpScreen", "NewProblemScreen", "OpenProblemScreen",
-           "SaveSolutionScreen", "SessionsScreen"]
+__all__ = [
+    "ConfirmScreen",
+    "DiffScreen",
+    "HelpScreen",
+    "NewProblemScreen",
+    "OpenProblemScreen",
+    "SaveSolutionScreen",
+    "SessionsScreen",
+]

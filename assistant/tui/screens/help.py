@@ -9,10 +9,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-ABOUT = ("Run (ctrl+r) asks the model for up to T turns: each program runs on the public tests in the "
-         "Docker sandbox and the first failure goes back to the model, until every public test passes. "
-         "Edit the program yourself and run the tests (ctrl+t) to add a turn of your own. "
-         "Every finished turn is stored; browse and resume sessions with ctrl+b.")
+ABOUT = (
+    "Run (ctrl+r) asks the model for up to T turns: each program runs on the public tests in the "
+    "Docker sandbox and the first failure goes back to the model, until every public test passes. "
+    "Edit the program yourself and run the tests (ctrl+t) to add a turn of your own. "
+    "Every finished turn is stored; browse and resume sessions with ctrl+b."
+)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -19,7 +19,7 @@ from assistant.tui.problem_files import OUTPUT_SEPARATOR, TEST_SEPARATOR, build_
 
 HINTS = {
     "stdio": f"one test: its input, a line {OUTPUT_SEPARATOR}, the expected output; "
-             f"separate tests with a line {TEST_SEPARATOR}",
+    f"separate tests with a line {TEST_SEPARATOR}",
     "function": "one assert per line, e.g. assert add(1, 2) == 3",
 }
 
@@ -35,22 +35,26 @@ class NewProblemScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="new-box", classes="dialog"):
-            yield Static("[b]New problem[/b]   [dim]ctrl+s saves and opens · escape cancels[/dim]",
-                         classes="dialog-title")
+            yield Static(
+                "[b]New problem[/b]   [dim]ctrl+s saves and opens · escape cancels[/dim]", classes="dialog-title"
+            )
             with VerticalScroll(id="new-form"):
                 with Horizontal(classes="form-row"):
                     yield Input(placeholder="id, e.g. add-two", id="new-id")
                     yield Input(placeholder="title", id="new-title")
                 with Horizontal(classes="form-row"):
-                    yield Select([("stdio: reads stdin, prints", "stdio"), ("function: asserts", "function")],
-                                 value="stdio", allow_blank=False, id="new-kind")
+                    yield Select(
+                        [("stdio: reads stdin, prints", "stdio"), ("function: asserts", "function")],
+                        value="stdio",
+                        allow_blank=False,
+                        id="new-kind",
+                    )
                     yield Input(placeholder="function name (function kind)", id="new-entry", disabled=True)
                 yield Static("Statement (Markdown)", classes="dialog-label")
                 yield TextArea(id="new-statement", classes="form-text")
                 yield Static("Public tests: " + HINTS["stdio"], id="new-public-label", classes="dialog-label")
                 yield TextArea(id="new-public", classes="form-text")
-                yield Static("Hidden tests (optional; same syntax; empty: the public tests)",
-                             classes="dialog-label")
+                yield Static("Hidden tests (optional; same syntax; empty: the public tests)", classes="dialog-label")
                 yield TextArea(id="new-hidden", classes="form-text")
                 yield Input(placeholder=f"file to save (default {self.directory}/<id>.yaml)", id="new-path")
                 yield Static("", id="new-error")

@@ -24,8 +24,9 @@ class OpenProblemScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="open-box", classes="dialog"):
-            yield Static("[b]Open a problem[/b]   [dim]enter opens · tab switches · escape cancels[/dim]",
-                         classes="dialog-title")
+            yield Static(
+                "[b]Open a problem[/b]   [dim]enter opens · tab switches · escape cancels[/dim]", classes="dialog-title"
+            )
             yield Input(placeholder="path/to/problem.yaml (or FILE#ID, HumanEval/N)", id="open-path")
             yield Static(f"Examples ({len(self.examples)})", classes="dialog-label")
             options = [Option(f"{e.id:<20} {e.kind:<8} {e.title}", id=str(i)) for i, e in enumerate(self.examples)]

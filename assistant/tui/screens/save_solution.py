@@ -22,8 +22,9 @@ class SaveSolutionScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="save-box", classes="dialog"):
-            yield Static("[b]Accept and save the solution[/b]   [dim]enter saves · escape cancels[/dim]",
-                         classes="dialog-title")
+            yield Static(
+                "[b]Accept and save the solution[/b]   [dim]enter saves · escape cancels[/dim]", classes="dialog-title"
+            )
             yield Static(self.note, id="save-note")
             yield Input(str(self.default), id="save-path")
 

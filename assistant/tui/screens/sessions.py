@@ -18,8 +18,11 @@ from assistant.store.trajectory import SessionRecord
 class SessionsScreen(ModalScreen[tuple[str, str] | None]):
     """Dismisses with ("open" | "resume", session id), or None."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("r", "choose('resume')", "Resume"),
-                Binding("o", "choose('open')", "Open")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("r", "choose('resume')", "Resume"),
+        Binding("o", "choose('open')", "Open"),
+    ]
 
     def __init__(self, records: list[SessionRecord]) -> None:
         super().__init__()
@@ -27,8 +30,11 @@ class SessionsScreen(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sessions-box", classes="dialog"):
-            yield Static(f"[b]Stored sessions ({len(self.records)})[/b]   "
-                         "[dim]enter/o opens · r resumes the loop · escape cancels[/dim]", classes="dialog-title")
+            yield Static(
+                f"[b]Stored sessions ({len(self.records)})[/b]   "
+                "[dim]enter/o opens · r resumes the loop · escape cancels[/dim]",
+                classes="dialog-title",
+            )
             if self.records:
                 yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
             else:
@@ -41,8 +47,15 @@ class SessionsScreen(ModalScreen[tuple[str, str] | None]):
         table.add_columns("started", "id", "problem", "model", "status", "turns", "public")
         for r in self.records:
             summary = r.summary()
-            cells = (time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at)), r.id[:8], r.problem_id,
-                     r.model, r.status, str(summary["turns"]), f"{summary['public_pass_rate']:.0%}")
+            cells = (
+                time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at)),
+                r.id[:8],
+                r.problem_id,
+                r.model,
+                r.status,
+                str(summary["turns"]),
+                f"{summary['public_pass_rate']:.0%}",
+            )
             table.add_row(*(Text(cell) for cell in cells), key=r.id)  # Text: ids are not markup
         table.focus()
 

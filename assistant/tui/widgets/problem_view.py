@@ -8,9 +8,11 @@ from textual.widgets import Markdown
 
 from assistant.problems.schema import Problem
 
-EMPTY = ("## No problem open\n\nOpen a problem file or pick an example with **ctrl+o**, "
-         "write a new one with **ctrl+n**, or resume a stored session with **ctrl+b**. "
-         "Press **f1** for every key.")
+EMPTY = (
+    "## No problem open\n\nOpen a problem file or pick an example with **ctrl+o**, "
+    "write a new one with **ctrl+n**, or resume a stored session with **ctrl+b**. "
+    "Press **f1** for every key."
+)
 
 
 class ProblemView(VerticalScroll):

@@ -11,8 +11,15 @@ class ProgramEditor(TextArea):
     """Edits the current program."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("", language="python", theme="monokai", soft_wrap=False, tab_behavior="indent",
-                         show_line_numbers=True, **kwargs)  # type: ignore[arg-type]
+        super().__init__(
+            "",
+            language="python",
+            theme="monokai",
+            soft_wrap=False,
+            tab_behavior="indent",
+            show_line_numbers=True,
+            **kwargs,
+        )  # type: ignore[arg-type]
         self.loaded = ""
         self.source_label = "no program"
 

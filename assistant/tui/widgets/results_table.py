@@ -35,7 +35,7 @@ class ResultsTable(DataTable):
             self.border_title = "Results"
             return
         hidden = len(problem.hidden_tests) if problem else 0
-        self.border_title = (f"Results · turn {turn.index + 1} · hidden {counts(turn.hidden, hidden)} passed")
+        self.border_title = f"Results · turn {turn.index + 1} · hidden {counts(turn.hidden, hidden)} passed"
         if turn.program is None:
             self.add_row("(no program)", "", "no code block", "∅ no code")
             return

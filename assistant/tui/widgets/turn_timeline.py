@@ -17,8 +17,13 @@ class TurnTimeline(OptionList):
     def on_mount(self) -> None:
         self.border_title = "Turns"
 
-    def show(self, turns: list[Turn], problem: Problem | None,
-             pending: tuple[int, str, str] | None, select: int | None = None) -> None:
+    def show(
+        self,
+        turns: list[Turn],
+        problem: Problem | None,
+        pending: tuple[int, str, str] | None,
+        select: int | None = None,
+    ) -> None:
         """Redraw every row; highlight turn `select` (default: the row highlighted before, or the
         newest when a turn is in flight)."""
         public = len(problem.public_tests) if problem else 0

@@ -11,8 +11,8 @@ import pytest
 from assistant.cli import main
 from assistant.debug.fix_file import project_root
 from assistant.store.trajectory_db import Store
-from tests.assistant.loop_fakes import ScriptedClient, answer
 from tests.assistant.cli.test_cli_solve import use_model
+from tests.assistant.loop_fakes import ScriptedClient, answer
 
 pytestmark = pytest.mark.docker
 BROKEN = "def mul(a, b):\n    return a + b\n"
@@ -26,13 +26,15 @@ def project(tmp_path: Path) -> Path:
     (root / "pyproject.toml").write_text("[project]\nname = 'calc'\n")
     (root / "calc.py").write_text(BROKEN)
     (root / "tests" / "test_calc.py").write_text(
-        "from calc import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\ndef test_unit():\n    assert mul(1, 1) == 1\n")
+        "from calc import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n"
+        "def test_unit():\n    assert mul(1, 1) == 1\n"
+    )
     return root
 
 
-def test_debug_prints_the_diff_and_leaves_the_file_alone(cobalt_home: Path, project: Path,
-                                                         monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_debug_prints_the_diff_and_leaves_the_file_alone(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     client = ScriptedClient([answer("def mul(a, b):\n    return a - b"), answer(FIXED)])
     client.logit_bias = {1: -100.0}  # as model.suppress_docstrings gives a local model
     use_model(monkeypatch, client)
@@ -49,9 +51,9 @@ def test_debug_prints_the_diff_and_leaves_the_file_alone(cobalt_home: Path, proj
         assert (record.source, record.status) == ("debug", "passed")
 
 
-def test_debug_apply_writes_the_fix_and_keeps_a_backup(cobalt_home: Path, project: Path,
-                                                       monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_debug_apply_writes_the_fix_and_keeps_a_backup(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     use_model(monkeypatch, ScriptedClient([answer(FIXED)]))
     assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--apply", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -65,9 +67,9 @@ def test_debug_apply_writes_the_fix_and_keeps_a_backup(cobalt_home: Path, projec
     assert "already pass" in capsys.readouterr().out and idle.calls == []
 
 
-def test_debug_apply_without_a_passing_fix_changes_nothing(cobalt_home: Path, project: Path,
-                                                           monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_debug_apply_without_a_passing_fix_changes_nothing(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     use_model(monkeypatch, ScriptedClient([answer("def mul(a, b):\n    return 6")]))
     argv = ["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--apply", "--turns", "1"]
     assert main(argv) == 1
@@ -77,9 +79,11 @@ def test_debug_apply_without_a_passing_fix_changes_nothing(cobalt_home: Path, pr
 
 
 def test_debug_bad_input(cobalt_home: Path, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for argv, message in [([str(project / "nope.py"), "--test", "pytest"], "no such file"),
-                          ([str(project / "pyproject.toml"), "--test", "pytest"], "fixes Python files"),
-                          ([str(project / "calc.py"), "--test", "  "], "the test command is empty")]:
+    for argv, message in [
+        ([str(project / "nope.py"), "--test", "pytest"], "no such file"),
+        ([str(project / "pyproject.toml"), "--test", "pytest"], "fixes Python files"),
+        ([str(project / "calc.py"), "--test", "  "], "the test command is empty"),
+    ]:
         assert main(["debug", *argv]) == 1
         err = capsys.readouterr().err
         assert err.startswith("cobalt: error: ") and message in err and err.count("\n") == 1

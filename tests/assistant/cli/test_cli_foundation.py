@@ -13,14 +13,15 @@ import pytest
 def run_cli(*args: str, home: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, COBALT_HOME=str(home), **(extra_env or {}))
     env.pop("COBALT_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "assistant.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.cli", *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def assert_one_sentence(proc: subprocess.CompletedProcess, fragment: str) -> None:
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    lines = [l for l in proc.stderr.strip().splitlines() if l.startswith("cobalt: error:")]
+    lines = [line for line in proc.stderr.strip().splitlines() if line.startswith("cobalt: error:")]
     assert len(lines) == 1 and fragment in lines[0], proc.stderr
 
 
@@ -90,12 +91,15 @@ def test_cobalt_home_places_data_and_cache(tmp_path: Path, monkeypatch: pytest.M
     assert load_settings().paths.data_dir == tmp_path / "elsewhere"  # an explicit setting wins
 
 
-@pytest.mark.parametrize("name, value, fragment", [
-    ("COBALT__SANDBOX__POOL_SIZE", "x", "config key sandbox.pool_size: must be an integer, got 'x'"),
-    ("COBALT__LOOP__TOP_P", "lots", "config key loop.top_p: must be a number, got 'lots'"),
-    ("COBALT__SANDBOX__LIMITS__TIMEOUT_S", "soon", "config key sandbox.limits.timeout_s: must be a number"),
-    ("COBALT__SERVER__PORTT", "1", "config key server.portt: is not a known setting"),
-])
+@pytest.mark.parametrize(
+    "name, value, fragment",
+    [
+        ("COBALT__SANDBOX__POOL_SIZE", "x", "config key sandbox.pool_size: must be an integer, got 'x'"),
+        ("COBALT__LOOP__TOP_P", "lots", "config key loop.top_p: must be a number, got 'lots'"),
+        ("COBALT__SANDBOX__LIMITS__TIMEOUT_S", "soon", "config key sandbox.limits.timeout_s: must be a number"),
+        ("COBALT__SERVER__PORTT", "1", "config key server.portt: is not a known setting"),
+    ],
+)
 def test_bad_value_names_the_key_in_one_sentence(tmp_path: Path, name: str, value: str, fragment: str) -> None:
     assert_one_sentence(run_cli("models", "list", home=tmp_path, extra_env={name: value}), fragment)
 
@@ -103,14 +107,16 @@ def test_bad_value_names_the_key_in_one_sentence(tmp_path: Path, name: str, valu
 def test_bad_value_in_a_config_file(tmp_path: Path) -> None:
     config = tmp_path / "cobalt.yaml"
     config.write_text("collect:\n  samples: many\n")
-    assert_one_sentence(run_cli("--config", str(config), "models", "list", home=tmp_path),
-                        "config key collect.samples: must be an integer, got 'many'")
+    assert_one_sentence(
+        run_cli("--config", str(config), "models", "list", home=tmp_path),
+        "config key collect.samples: must be an integer, got 'many'",
+    )
 
 
 def test_class_defaults_match_the_shipped_yaml(monkeypatch: pytest.MonkeyPatch) -> None:
     """The section classes' defaults document configs/default.yaml and eval.yaml faithfully."""
-    from assistant.settings_loader import load_settings
     from assistant.settings import Settings
+    from assistant.settings_loader import load_settings
 
     for name in [n for n in os.environ if n.upper().startswith("COBALT__")]:
         monkeypatch.delenv(name)

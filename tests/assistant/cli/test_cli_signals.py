@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.store.trajectory_db import DB_NAME, Store
 from assistant.store.trajectory import INTERRUPTED
+from assistant.store.trajectory_db import DB_NAME, Store
 
 pytestmark = pytest.mark.docker
 REPO = Path(__file__).resolve().parents[3]
@@ -53,12 +53,19 @@ def test_sigterm_ends_the_session_as_interrupted(command: str, tmp_path: Path) -
     if command == "solve":
         args, first = [str(EXAMPLE), "--json"], "a, b = map(int, input().split())\nprint(a - b)"
     else:
-        args, first = [str(_project(tmp_path / "proj")), "--test", "python -m pytest -q"], \
-            "def mul(a, b):\n    return a - b"
+        args, first = (
+            [str(_project(tmp_path / "proj")), "--test", "python -m pytest -q"],
+            "def mul(a, b):\n    return a - b",
+        )
     home = tmp_path / "home"
     script = SCRIPT.format(repo=str(REPO), tests=str(Path(__file__).parents[1]), first=first)
-    proc = subprocess.Popen([sys.executable, "-c", script, command, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "COBALT_HOME": str(home)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, command, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COBALT_HOME": str(home)},
+    )
     db = home / DB_NAME
     deadline = time.time() + 180
     try:

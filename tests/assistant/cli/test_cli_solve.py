@@ -39,8 +39,9 @@ BAD = [
 
 
 @pytest.mark.parametrize("change, message", BAD, ids=[m for _, m in BAD])
-def test_bad_problem_files(cobalt_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                           change: dict[str, Any], message: str) -> None:
+def test_bad_problem_files(
+    cobalt_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, Any], message: str
+) -> None:
     assert main(["solve", str(_bad(tmp_path, change)), "--json"]) == 1
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("cobalt: error: ") and message in err and err.count("\n") == 1
@@ -59,8 +60,9 @@ def test_missing_problem_and_unknown_model(cobalt_home: Path, capsys: pytest.Cap
     assert exit_info.value.code == 2
 
 
-def test_solve_json_reports_every_turn(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_solve_json_reports_every_turn(
+    cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     use_model(monkeypatch, ScriptedClient([answer(WRONG_SUM), answer(RIGHT_SUM)]))
     assert main(["solve", str(EXAMPLE), "--json", "--turns", "3"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -70,8 +72,9 @@ def test_solve_json_reports_every_turn(cobalt_home: Path, monkeypatch: pytest.Mo
         assert store.session(result["session_id"]).source == "cli"
 
 
-def test_solve_live_output_and_model_error_exit(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_solve_live_output_and_model_error_exit(
+    cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     use_model(monkeypatch, ScriptedClient([answer(WRONG_SUM), Exception("the backend fell over")]))
     assert main(["solve", str(EXAMPLE)]) == 1
     out, err = capsys.readouterr()

@@ -27,7 +27,11 @@ def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> object:
 def test_list_show_and_stats_as_json(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = _json(capsys, ["trajectories", "list", "--json"])
     assert [(r["model"], r["status"], r["turns"]) for r in rows] == [
-        ("model-a", "passed", 2), ("model-a", "unsolved", 3), ("model-b", "passed", 1), ("model-b", "running", 0)]
+        ("model-a", "passed", 2),
+        ("model-a", "unsolved", 3),
+        ("model-b", "passed", 1),
+        ("model-b", "running", 0),
+    ]
     assert [r["hidden_pass_rate"] for r in rows] == [1.0, 0.0, 0.5, 0.0]  # the last turn's, without loading turns
     assert len(_json(capsys, ["trajectories", "list", "--json", "--model", "model-b", "--limit", "1"])) == 1
     shown = _json(capsys, ["trajectories", "show", rows[0]["id"][:8], "--json"])
@@ -50,8 +54,9 @@ def test_human_readable_output(filled: Path, capsys: pytest.CaptureFixture[str])
     assert out.count("── turn") == 3 and "feedback 2" in out
 
 
-def test_export_then_import_elsewhere_is_identical(filled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_then_import_elsewhere_is_identical(
+    filled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     first = tmp_path / "first.jsonl"
     assert main(["trajectories", "export", "--out", str(first)]) == 0
     assert "wrote 2 record(s) (3 sessions)" in capsys.readouterr().err
@@ -66,8 +71,9 @@ def test_export_then_import_elsewhere_is_identical(filled: Path, tmp_path: Path,
     assert len(capsys.readouterr().out.splitlines()) == 1
 
 
-def test_bad_input_is_one_sentence_and_writes_nothing(cobalt_home: Path, tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_sentence_and_writes_nothing(
+    cobalt_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "instruction": "i", "public_test_cases": "{}", "conversations": []}\n')
     assert main(["trajectories", "import", str(bad)]) == 1

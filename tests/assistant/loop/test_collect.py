@@ -11,13 +11,13 @@ import pytest
 
 from assistant.cli import main
 from assistant.loop.collect import PhaseMeter, collect
-from assistant.problems.sources import _humaneval_rows
-from assistant.problems.resolve import load_problems
 from assistant.loop.session import ProgramExtracted, TurnFinished, TurnStarted
+from assistant.problems.resolve import load_problems
+from assistant.problems.sources import _humaneval_rows
 from assistant.settings import LoopSettings
 from assistant.store.trajectory_db import Store
-from tests.assistant.loop_fakes import ScriptedClient, answer
 from tests.assistant.cli.test_cli_solve import use_model
+from tests.assistant.loop_fakes import ScriptedClient, answer
 
 pytestmark = pytest.mark.docker
 
@@ -70,10 +70,23 @@ def test_phase_meter_integrates_overlap() -> None:
     assert (meter.generating, meter.executing) == (1, 0)
 
 
-def test_collect_cli_prints_report_and_stats(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_collect_cli_prints_report_and_stats(
+    cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     use_model(monkeypatch, OracleClient(0))
-    argv = ["collect", "humaneval:2", "--split", "all", "--samples", "2", "--turns", "2", "--concurrency", "2", "--json"]
+    argv = [
+        "collect",
+        "humaneval:2",
+        "--split",
+        "all",
+        "--samples",
+        "2",
+        "--turns",
+        "2",
+        "--concurrency",
+        "2",
+        "--json",
+    ]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["report"]["statuses"] == {"passed": 4} and result["stats"]["sessions"] == 4
@@ -83,8 +96,9 @@ def test_collect_cli_prints_report_and_stats(cobalt_home: Path, monkeypatch: pyt
     assert "ran 0 session(s)" in out and "4 sessions · 6 turns · 2 problems" in out
 
 
-def test_collect_stops_when_the_model_keeps_failing(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_collect_stops_when_the_model_keeps_failing(
+    cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     failing = ScriptedClient([Exception("model server is gone")] * 20)
     use_model(monkeypatch, failing)
     assert main(["collect", "humaneval:10", "--split", "all", "--samples", "1", "--concurrency", "1"]) == 1
@@ -97,14 +111,17 @@ def test_collect_stops_when_the_model_keeps_failing(cobalt_home: Path, monkeypat
     assert "no such problem file or directory" in capsys.readouterr().err
 
 
-def test_collect_cli_takes_a_split(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from assistant.settings_loader import load_settings
+def test_collect_cli_takes_a_split(
+    cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from assistant.problems.splits import split_ids
+    from assistant.settings_loader import load_settings
 
     use_model(monkeypatch, OracleClient(0))
-    assert main(["collect", "humaneval", "--split", "train", "--limit", "3", "--samples", "1", "--turns", "2",
-                 "--json"]) == 0
+    assert (
+        main(["collect", "humaneval", "--split", "train", "--limit", "3", "--samples", "1", "--turns", "2", "--json"])
+        == 0
+    )
     capsys.readouterr()
     ids = split_ids([row["task_id"] for row in _humaneval_rows()], load_settings().eval.split)
     with Store.open() as store:
@@ -121,11 +138,31 @@ def test_collect_cli_takes_a_split(cobalt_home: Path, monkeypatch: pytest.Monkey
     assert {"HumanEval/3", "HumanEval/7"} <= set(ids["test"] + ids["val"])
 
 
-def test_collect_full_horizon_and_first_turn_temperature(cobalt_home: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_collect_full_horizon_and_first_turn_temperature(
+    cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     use_model(monkeypatch, OracleClient(0))
-    assert main(["collect", "humaneval:2", "--split", "all", "--samples", "1", "--turns", "3", "--full-horizon",
-                 "--first-temperature", "1.1", "--temperature", "0.2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "collect",
+                "humaneval:2",
+                "--split",
+                "all",
+                "--samples",
+                "1",
+                "--turns",
+                "3",
+                "--full-horizon",
+                "--first-temperature",
+                "1.1",
+                "--temperature",
+                "0.2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     with Store.open() as store:
         sessions = store.sessions(source="collect", with_turns=True)

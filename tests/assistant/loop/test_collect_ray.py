@@ -28,8 +28,12 @@ def cluster():
 
 
 def test_collect_on_two_nodes_survives_a_node_killed_mid_run(cobalt_home: Path, cluster: LocalRayCluster) -> None:
-    section = {"backend": "ray", "pool_size": 1, "limits": {"timeout_s": 5.0},
-               "ray": {"address": cluster.address, "resource": RESOURCE, "in_flight": 2}}
+    section = {
+        "backend": "ray",
+        "pool_size": 1,
+        "limits": {"timeout_s": 5.0},
+        "ray": {"address": cluster.address, "resource": RESOURCE, "in_flight": 2},
+    }
     problems = load_problems("humaneval:6")  # the oracle is wrong on the first turn of problems 1, 3, 5
     with Sandbox.from_config(section) as box, Store.open() as store:
         backend = box.backend

@@ -10,17 +10,15 @@ from typing import Any
 
 import pytest
 
-from assistant.loop import feedback
-from assistant.loop import prompts
-from assistant.loop import recorder
 from assistant.cli import main
+from assistant.loop import feedback, prompts, recorder
 from assistant.loop.collect import collect
 from assistant.loop.session import Session, TokenStreamed
 from assistant.settings import LoopSettings
-from assistant.store.trajectory_db import Store
 from assistant.store.trajectory import PASSED, UNSOLVED
-from tests.assistant.sample_problems import sum_problem
+from assistant.store.trajectory_db import Store
 from tests.assistant.cli.test_cli_solve import EXAMPLE, use_model
+from tests.assistant.sample_problems import sum_problem
 
 pytestmark = [pytest.mark.docker, pytest.mark.server]
 
@@ -29,8 +27,16 @@ def test_session_with_the_real_server_and_sandbox(cobalt_home: Path, tiny_server
     client = tiny_server.chat_client(display_name="tiny", max_tokens=48)
     tokens: list[str] = []
     with Store.open() as store:
-        session = recorder.record(Session(sum_problem(), client, sandbox, LoopSettings(turns=2, repeat_resamples=1),
-                          subscriber=lambda e: tokens.append(e.text) if isinstance(e, TokenStreamed) else None), store)
+        session = recorder.record(
+            Session(
+                sum_problem(),
+                client,
+                sandbox,
+                LoopSettings(turns=2, repeat_resamples=1),
+                subscriber=lambda e: tokens.append(e.text) if isinstance(e, TokenStreamed) else None,
+            ),
+            store,
+        )
         status = session.run()
         record = store.session(session.id)
     assert status in (PASSED, UNSOLVED) and record.status == status
@@ -47,8 +53,13 @@ def test_session_with_the_real_server_and_sandbox(cobalt_home: Path, tiny_server
         assert record.turns[1].messages[-1]["content"] == record.turns[0].feedback_message
 
 
-def test_solve_and_collect_through_the_cli(cobalt_home: Path, tiny_server: Any, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str], sandbox: Any) -> None:
+def test_solve_and_collect_through_the_cli(
+    cobalt_home: Path,
+    tiny_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    sandbox: Any,
+) -> None:
     use_model(monkeypatch, tiny_server.chat_client(display_name="tiny", max_tokens=32))
     assert main(["solve", str(EXAMPLE), "--turns", "2", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -57,8 +68,15 @@ def test_solve_and_collect_through_the_cli(cobalt_home: Path, tiny_server: Any, 
     from assistant.problems.resolve import load_problems
 
     with Store.open() as store:
-        report = collect(load_problems("humaneval:2"), tiny_server.chat_client(display_name="tiny", max_tokens=32),
-                         sandbox, store, LoopSettings(turns=2), samples=2, concurrency=4)
+        report = collect(
+            load_problems("humaneval:2"),
+            tiny_server.chat_client(display_name="tiny", max_tokens=32),
+            sandbox,
+            store,
+            LoopSettings(turns=2),
+            samples=2,
+            concurrency=4,
+        )
         assert report.planned == 4 and sum(report.statuses.values()) == 4
         assert set(report.statuses) <= {PASSED, UNSOLVED}
         assert store.counts()[0] == 5

@@ -47,7 +47,9 @@ def test_code_key_ignores_docstrings_comments_and_formatting() -> None:
     original = 'def add(a, b):\n    """Add two numbers.\n\n    >>> add(1, 2)\n    3\n    """\n    return a + b  # sum\n'
     assert extract.code_key("def add(a,b):\n    return a+b\n") == extract.code_key(original)
     assert extract.code_key("def add(a, b):\n    return a - b\n") != extract.code_key(original)
-    assert extract.code_key("def add(a, b):\n    return 'a + b'\n") != extract.code_key("def add(a, b):\n    return a + b\n")
+    assert extract.code_key("def add(a, b):\n    return 'a + b'\n") != extract.code_key(
+        "def add(a, b):\n    return a + b\n"
+    )
     # the starter code (signature and docstring) is the same code as a bare stub
     assert extract.code_key('def f(x):\n    """Doc."""\n') == extract.code_key("def f(x):\n    pass\n")
     # what does not parse falls back to whitespace-normalised text
@@ -78,14 +80,17 @@ def test_a_reply_cut_at_the_closing_fence_gives_the_same_program(reply: str) -> 
     assert extract.answer_end(cut) == len(cut)
 
 
-@pytest.mark.parametrize("prefix", [
-    "```python\nx = '```'\n",                       # a fence inside a string is no fence
-    "Input:\n```\n1 2\n",                            # an untagged ``` line opens a block
-    "Input:\n```\n1 2\n```\nNow the code:\n```python\nprint(1)\n",  # untagged block closed, python open
-    "```python\n\n```",                              # an empty block is not the answer
-    "<think>\n```python\nprint(1)\n```\n",           # still thinking
-    "```text\nhello\n```\n",                         # another language
-])
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "```python\nx = '```'\n",  # a fence inside a string is no fence
+        "Input:\n```\n1 2\n",  # an untagged ``` line opens a block
+        "Input:\n```\n1 2\n```\nNow the code:\n```python\nprint(1)\n",  # untagged block closed, python open
+        "```python\n\n```",  # an empty block is not the answer
+        "<think>\n```python\nprint(1)\n```\n",  # still thinking
+        "```text\nhello\n```\n",  # another language
+    ],
+)
 def test_the_stop_does_not_cut_an_open_answer(prefix: str) -> None:
     assert extract.answer_end(prefix) is None
     assert extract.cut_at_answer(prefix) == prefix

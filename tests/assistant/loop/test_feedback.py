@@ -9,11 +9,13 @@ def _stdio(status: str, **kw) -> TestResult:
 
 
 def test_wrong_answer_shows_input_output_expected_of_the_first_failure_only() -> None:
-    result = RunResult(tests=[
-        _stdio("passed", expected="3", actual="3"),
-        _stdio("failed", input="2 3\n", expected="5\n", actual="-1\n", stdout="-1\n"),
-        _stdio("failed", input="9 9", expected="18", actual="0"),
-    ])
+    result = RunResult(
+        tests=[
+            _stdio("passed", expected="3", actual="3"),
+            _stdio("failed", input="2 3\n", expected="5\n", actual="-1\n", stdout="-1\n"),
+            _stdio("failed", input="9 9", expected="18", actual="0"),
+        ]
+    )
     assert feedback.render(result) == "Input:\n2 3\nProgram's Output:\n-1\nExpected Output:\n5"
 
 
@@ -27,27 +29,34 @@ def test_each_field_is_cut_to_first_200_marker_last_200() -> None:
 
 
 def test_runtime_error_shows_the_traceback() -> None:
-    tb = 'Traceback (most recent call last):\n  File "/work/solution.py", line 2, in <module>\nZeroDivisionError: division by zero\n'
+    tb = (
+        'Traceback (most recent call last):\n  File "/work/solution.py", line 2, in <module>\n'
+        "ZeroDivisionError: division by zero\n"
+    )
     text = feedback.render(RunResult(tests=[_stdio("error", input="0", expected="1", stderr=tb)]))
     assert text == "Input:\n0\nError:\n" + tb.strip()
 
 
 def test_timeout_memory_and_output_limit() -> None:
     assert feedback.render(RunResult(tests=[_stdio("timeout")]), timeout_s=5.0) == (
-        "Input:\n1 2\nTimeout: the program did not finish within 5 seconds.")
+        "Input:\n1 2\nTimeout: the program did not finish within 5 seconds."
+    )
     assert feedback.render(RunResult(tests=[_stdio("timeout")])).endswith("within the time limit.")
     assert "Memory limit exceeded" in feedback.render(RunResult(tests=[_stdio("memory")]))
     assert "Output limit exceeded" in feedback.render(RunResult(tests=[_stdio("output_limit")]))
 
 
 def test_function_tests_show_the_assert_and_the_values() -> None:
-    failed = TestResult(status="failed", code="assert add(1, 2) == 3", actual="-1", expected="3",
-                        stderr="AssertionError")
+    failed = TestResult(
+        status="failed", code="assert add(1, 2) == 3", actual="-1", expected="3", stderr="AssertionError"
+    )
     assert feedback.render(RunResult(tests=[failed])) == (
-        "Test:\nassert add(1, 2) == 3\nProgram's Output:\n-1\nExpected Output:\n3")
+        "Test:\nassert add(1, 2) == 3\nProgram's Output:\n-1\nExpected Output:\n3"
+    )
     crashed = TestResult(status="error", code="assert add(1, 2) == 3", stderr="NameError: name 'add' is not defined")
     assert feedback.render(RunResult(tests=[crashed])) == (
-        "Test:\nassert add(1, 2) == 3\nError:\nNameError: name 'add' is not defined")
+        "Test:\nassert add(1, 2) == 3\nError:\nNameError: name 'add' is not defined"
+    )
 
 
 def test_compile_error_and_all_passed() -> None:
@@ -62,5 +71,6 @@ def test_compile_error_and_all_passed() -> None:
 def test_a_tampered_run_says_so_and_shows_none_of_its_values() -> None:
     forged = TestResult(status="tampered", code="assert add(1, 2) == 3", actual="3", expected="3", stderr="")
     text = feedback.render(RunResult(tests=[forged], tampered=True))
-    assert text == ("Test:\nassert add(1, 2) == 3\n"
-                    "Tampered: the program interfered with how tests are graded, so no test counts.")
+    assert text == (
+        "Test:\nassert add(1, 2) == 3\nTampered: the program interfered with how tests are graded, so no test counts."
+    )

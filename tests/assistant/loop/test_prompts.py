@@ -27,27 +27,41 @@ def test_starter_code_is_shown_once(tmp_path: Path) -> None:
     problem.statement = "Complete:\n```python\ndef add(a, b):\n    ...\n```"
     assert prompts.style().first_user_content(problem).count("def add(a, b):") == 1
     (tmp_path / "m.py").write_text("x = 1\n")
-    project = Problem(id="p", statement="fix it", kind="pytest", public_tests=[], hidden_tests=[],
-                      starter_code="x = 1\n", project_dir=str(tmp_path), target_file="m.py",
-                      test_command="python -m pytest -q")
+    project = Problem(
+        id="p",
+        statement="fix it",
+        kind="pytest",
+        public_tests=[],
+        hidden_tests=[],
+        starter_code="x = 1\n",
+        project_dir=str(tmp_path),
+        target_file="m.py",
+        test_command="python -m pytest -q",
+    )
     text = prompts.style().first_user_content(project)
     assert "`m.py`" in text and "`python -m pytest -q`" in text and "Current content of the file" in text
 
 
 def test_build_alternates_reply_and_feedback_and_strips_thinking() -> None:
-    history = [("<think>long musing</think>\nAnswer 1\n```python\nprint(1)\n```", "Input:\n1\nError:\nboom"),
-               ("Answer 2", "feedback 2")]
+    history = [
+        ("<think>long musing</think>\nAnswer 1\n```python\nprint(1)\n```", "Input:\n1\nError:\nboom"),
+        ("Answer 2", "feedback 2"),
+    ]
     messages = prompts.style("reason_first", "default").build(sum_problem(), history)  # the paper's words
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert messages[2]["content"] == "Answer 1\n```python\nprint(1)\n```"
-    assert messages[3]["content"] == prompts.style("reason_first", "default").feedback_prefix + "Input:\n1\nError:\nboom"
+    assert (
+        messages[3]["content"] == prompts.style("reason_first", "default").feedback_prefix + "Input:\n1\nError:\nboom"
+    )
     assert "trace the execution of your previous code" in messages[3]["content"]
     assert "single ```python code block" in messages[3]["content"]
     assert messages[5]["content"].endswith("Here is the execution feedback:\nfeedback 2")
     assert prompts.feedback_of(messages[5]["content"]) == "feedback 2"
     assert prompts.style().build(sum_problem(), []) == prompts.style().initial_messages(sum_problem())
     served = prompts.style().build(sum_problem(), history)  # the configured wording: feedback first, then the ask
-    assert served[3]["content"].startswith("Here is the execution feedback:\nInput:\n1\nError:\nboom\n\nFix your previous")
+    assert served[3]["content"].startswith(
+        "Here is the execution feedback:\nInput:\n1\nError:\nboom\n\nFix your previous"
+    )
 
 
 def test_every_named_style_keeps_the_format_and_the_feedback_recoverable() -> None:

@@ -4,8 +4,8 @@ alone, and the configured client has the stop on."""
 
 from __future__ import annotations
 
-from assistant.settings_loader import load_settings
 from assistant.loop.repetition import RepeatStop, degenerate
+from assistant.settings_loader import load_settings
 from tests.assistant.loop_fakes import ScriptedClient
 
 LINE = "    if n % 2 == 0 or n % 2 == 1:\n        return False\n"  # the is-prime turn that ran to the cap

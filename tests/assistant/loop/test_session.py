@@ -14,13 +14,11 @@ from typing import Any
 
 import pytest
 
-from assistant.loop import feedback
-from assistant.loop import prompts
-from assistant.loop import recorder
+from assistant.loop import feedback, prompts, recorder
 from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.settings import LoopSettings
-from assistant.store.trajectory_db import Store
 from assistant.store.trajectory import MODEL_ERROR, PASSED, RUNNING, SANDBOX_ERROR, UNSOLVED
+from assistant.store.trajectory_db import Store
 from tests.assistant.loop_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
 
 pytestmark = pytest.mark.docker
@@ -29,8 +27,9 @@ REPO = Path(__file__).resolve().parents[3]
 
 def _session(client: Any, sandbox: Any, store: Store | None, **settings: Any) -> tuple[Session, list[Any]]:
     events: list[Any] = []
-    session = Session(sum_problem(), client, sandbox, LoopSettings(**{"turns": 4, **settings}),
-                      subscriber=events.append)
+    session = Session(
+        sum_problem(), client, sandbox, LoopSettings(**{"turns": 4, **settings}), subscriber=events.append
+    )
     return (recorder.record(session, store) if store is not None else session), events
 
 
@@ -52,8 +51,11 @@ def test_wrong_then_right_stores_two_turns_exact_feedback_and_hidden_results(cob
     assert first.program == WRONG_SUM + "\n" and first.author == "model" and first.temperature == 0.6
     # The second request carried the first reply and its feedback, and no hidden test.
     sent = client.calls[1]["messages"]
-    assert sent == [*prompts.style().initial_messages(sum_problem()), {"role": "assistant", "content": answer(WRONG_SUM)},
-                    prompts.style().feedback_message(first.feedback)]
+    assert sent == [
+        *prompts.style().initial_messages(sum_problem()),
+        {"role": "assistant", "content": answer(WRONG_SUM)},
+        prompts.style().feedback_message(first.feedback),
+    ]
     assert second.messages == sent
     assert not any("-1 -1" in m["content"] or "0 0" in m["content"] for call in client.calls for m in call["messages"])
     kinds = [type(e) for e in events if not isinstance(e, TokenStreamed)]
@@ -178,8 +180,12 @@ KILLED = textwrap.dedent("""
 def test_sigkill_mid_turn_leaves_a_readable_store_with_every_finished_turn(tmp_path: Path) -> None:
     db = tmp_path / "killed.db"
     script = KILLED.format(repo=str(REPO), tests=str(Path(__file__).parents[1]))
-    proc = subprocess.Popen([sys.executable, "-c", script, str(db)], stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COBALT_HOME": str(tmp_path)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(db)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COBALT_HOME": str(tmp_path)},
+    )
     deadline = time.time() + 180
     try:
         while time.time() < deadline and proc.poll() is None:

@@ -13,12 +13,15 @@ from typing import Any
 import pytest
 import yaml
 
-from assistant.problems.sources import from_record, humaneval, humaneval_one, split_check
 from assistant.problems.resolve import load_problem, load_problems
 from assistant.problems.schema import Problem, ProblemError
+from assistant.problems.sources import from_record, humaneval, humaneval_one, split_check
 
 GOOD: dict[str, Any] = {
-    "id": "sum", "title": "Sum", "kind": "stdio", "statement": "Add two numbers.",
+    "id": "sum",
+    "title": "Sum",
+    "kind": "stdio",
+    "statement": "Add two numbers.",
     "public_tests": [{"input": "1 2\n", "output": "3\n"}],
     "hidden_tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "5 5\n", "output": "10\n"}],
 }
@@ -69,8 +72,10 @@ BAD_FIELDS = [
     ({"public_tests": [{"input": 1, "output": "2"}]}, "test case field 'input' must be a string"),
     ({"public_tests": [{"inp": "1", "output": "2"}]}, "unknown test case field(s): inp"),
     ({"hidden_tests": [["1", "2"]]}, "hidden_tests[0]: a test case must be an object"),
-    ({"kind": "function", "entry_point": "f", "public_tests": [{"input": "1", "output": "1"}]},
-     "a function test needs 'code'"),
+    (
+        {"kind": "function", "entry_point": "f", "public_tests": [{"input": "1", "output": "1"}]},
+        "a function test needs 'code'",
+    ),
     ({"tests": [{"input": "1", "output": "1"}]}, "not both"),
     ({"difficulty": ["hard"]}, "the field 'difficulty' must be a string"),
     ({"source": 5}, "the field 'source' must be a string"),
@@ -136,7 +141,11 @@ def test_humaneval_split_counts() -> None:
     assert len(problems) == 164
     first = problems[0]
     assert (first.id, first.entry_point, len(first.hidden_tests), len(first.public_tests)) == (
-        "HumanEval/0", "has_close_elements", 7, 3)
+        "HumanEval/0",
+        "has_close_elements",
+        7,
+        3,
+    )
     assert first.hidden_tests[0].code == "assert has_close_elements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True"
     assert first.public_tests == first.hidden_tests[:3]
     loop = humaneval_one(44)  # six asserts and a for-loop of asserts: seven tests
@@ -175,16 +184,41 @@ def test_humaneval_tests_pass_with_the_canonical_solution_and_fail_without() -> 
 
 
 def test_taco_records_stdio_and_call_based() -> None:
-    stdio = from_record({"question": "Echo.", "input_output": json.dumps(
-        {"inputs": ["1\n", ["2", "3"]], "outputs": ["1\n", ["2", "3"]]}), "difficulty": "EASY"}, "t", 4)
+    stdio = from_record(
+        {
+            "question": "Echo.",
+            "input_output": json.dumps({"inputs": ["1\n", ["2", "3"]], "outputs": ["1\n", ["2", "3"]]}),
+            "difficulty": "EASY",
+        },
+        "t",
+        4,
+    )
     assert (stdio.id, stdio.kind, stdio.public_tests[1].input, stdio.hidden_tests[1].output) == (
-        "taco-4", "stdio", "2\n3", "2\n3")
-    call = from_record({"id": "cw", "question": "Square.", "starter_code": "def sq(x):",
-                        "input_output": {"fn_name": "sq", "inputs": [[3], [[1, 2]]], "outputs": [[9], [[1, 4]]]}}, "t")
+        "taco-4",
+        "stdio",
+        "2\n3",
+        "2\n3",
+    )
+    call = from_record(
+        {
+            "id": "cw",
+            "question": "Square.",
+            "starter_code": "def sq(x):",
+            "input_output": {"fn_name": "sq", "inputs": [[3], [[1, 2]]], "outputs": [[9], [[1, 4]]]},
+        },
+        "t",
+    )
     assert call.kind == "function" and call.entry_point == "sq"
     assert [t.code for t in call.hidden_tests] == ["assert sq(3) == 9", "assert sq([1, 2]) == [1, 4]"]
-    leet = from_record({"id": "lc", "question": "x", "starter_code": "class Solution:\n    def f(self, a):",
-                        "input_output": {"fn_name": "f", "inputs": [[1]], "outputs": [True]}}, "t")
+    leet = from_record(
+        {
+            "id": "lc",
+            "question": "x",
+            "starter_code": "class Solution:\n    def f(self, a):",
+            "input_output": {"fn_name": "f", "inputs": [[1]], "outputs": [True]},
+        },
+        "t",
+    )
     assert leet.hidden_tests[0].code == "assert Solution().f(1) == True"
     with pytest.raises(ProblemError, match="2 test inputs but 1 outputs"):
         from_record({"question": "q", "input_output": {"inputs": ["1", "2"], "outputs": ["1"]}}, "t")
@@ -195,17 +229,33 @@ def _packed(cases: list[dict[str, str]]) -> str:
 
 
 def test_livecodebench_records_with_packed_private_tests() -> None:
-    record = {"question_id": "abc301_a", "question_title": "Winner", "question_content": "Print the winner.",
-              "platform": "atcoder", "difficulty": "easy", "starter_code": "", "metadata": "{}",
-              "public_test_cases": json.dumps([{"input": "5\nTTAAT\n", "output": "T\n", "testtype": "stdin"}]),
-              "private_test_cases": _packed([{"input": "1\nA\n", "output": "A\n", "testtype": "stdin"}])}
+    record = {
+        "question_id": "abc301_a",
+        "question_title": "Winner",
+        "question_content": "Print the winner.",
+        "platform": "atcoder",
+        "difficulty": "easy",
+        "starter_code": "",
+        "metadata": "{}",
+        "public_test_cases": json.dumps([{"input": "5\nTTAAT\n", "output": "T\n", "testtype": "stdin"}]),
+        "private_test_cases": _packed([{"input": "1\nA\n", "output": "A\n", "testtype": "stdin"}]),
+    }
     p = from_record(record, "lcb")
     assert (p.id, p.kind, len(p.public_tests), p.hidden_tests[0].input, p.source) == (
-        "abc301_a", "stdio", 1, "1\nA\n", "atcoder")
-    functional = {**record, "question_id": "lc1", "starter_code": "class Solution:\n    def twoSum(self, nums, target):",
-                  "metadata": json.dumps({"func_name": "twoSum"}),
-                  "public_test_cases": json.dumps([{"input": "[2,7]\n9", "output": "[0, 1]", "testtype": "functional"}]),
-                  "private_test_cases": "[]"}
+        "abc301_a",
+        "stdio",
+        1,
+        "1\nA\n",
+        "atcoder",
+    )
+    functional = {
+        **record,
+        "question_id": "lc1",
+        "starter_code": "class Solution:\n    def twoSum(self, nums, target):",
+        "metadata": json.dumps({"func_name": "twoSum"}),
+        "public_test_cases": json.dumps([{"input": "[2,7]\n9", "output": "[0, 1]", "testtype": "functional"}]),
+        "private_test_cases": "[]",
+    }
     f = from_record(functional, "lcb")
     assert f.kind == "function" and f.public_tests[0].code == "assert Solution().twoSum([2, 7], 9) == [0, 1]"
     assert f.hidden_tests == f.public_tests
@@ -215,8 +265,11 @@ def test_livecodebench_records_with_packed_private_tests() -> None:
 
 
 def test_reference_records_import_as_problems() -> None:
-    record = {"id": "r1", "instruction": "Think... Remember, your program should read from stdin and write to stdout:\nAdd.",
-              "public_test_cases": json.dumps({"inputs": ["1 2"], "outputs": ["3"]}),
-              "hidden_test_cases": json.dumps({"inputs": ["1 2", "2 2"], "outputs": ["3", "4"]})}
+    record = {
+        "id": "r1",
+        "instruction": "Think... Remember, your program should read from stdin and write to stdout:\nAdd.",
+        "public_test_cases": json.dumps({"inputs": ["1 2"], "outputs": ["3"]}),
+        "hidden_test_cases": json.dumps({"inputs": ["1 2", "2 2"], "outputs": ["3", "4"]}),
+    }
     p = from_record(record, "ref")
     assert (p.statement, len(p.public_tests), len(p.hidden_tests)) == ("Add.", 1, 2)

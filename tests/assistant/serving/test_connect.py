@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.serving import models
-from assistant.serving import server
 from assistant.runtime import open_client
+from assistant.serving import models, server
 from tests.conftest import make_random_adapter
 
 PROMPT = [{"role": "user", "content": "def is_prime(n):"}]

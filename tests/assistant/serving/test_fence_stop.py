@@ -6,8 +6,10 @@ from __future__ import annotations
 from assistant.loop import extract
 from tests.assistant.loop_fakes import ScriptedClient
 
-REPLY = ("Read both numbers and add them.\n\n```python\na, b = map(int, input().split())\nprint(a + b)\n```\n\n"
-         "### Explanation\nThis program " + "keeps talking " * 40)
+REPLY = (
+    "Read both numbers and add them.\n\n```python\na, b = map(int, input().split())\nprint(a + b)\n```\n\n"
+    "### Explanation\nThis program " + "keeps talking " * 40
+)
 
 
 def test_the_stream_ends_at_the_closing_fence_and_keeps_the_program() -> None:

@@ -11,18 +11,21 @@ from typing import Any, Iterator
 import pytest
 
 from assistant.loop import extract
-from assistant.serving import chat
-from assistant.serving import models
-from assistant.serving import server
-from bench.turn import metric
+from assistant.serving import chat, models, server
 from assistant.serving.chat import ChatClient
+from bench.turn import metric
 from tests.conftest import free_port
 
 pytestmark = [pytest.mark.server]
 
 # SmolLM2 (greedy) answers this with one ```python block and then explains it at length.
-PROMPT = [{"role": "user", "content": "Write a Python function that adds two numbers, in a ```python code block, "
-                                      "then explain it in detail."}]
+PROMPT = [
+    {
+        "role": "user",
+        "content": "Write a Python function that adds two numbers, in a ```python code block, "
+        "then explain it in detail.",
+    }
+]
 
 
 def spec_on(section: Any) -> Any:
@@ -51,8 +54,9 @@ class _NoEos(ChatClient):
         return {"extra_body": {"ignore_eos": True}}
 
 
-def test_the_stream_ends_at_the_closing_fence_on_a_real_server(smol: server.ServerInfo,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_stream_ends_at_the_closing_fence_on_a_real_server(
+    smol: server.ServerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The fence comes at token 71. The stopped request would run to 2048 tokens (ignore_eos) if
     # the server did not abort it, so a late-reading client on a loaded machine still leaves
     # ~950 tokens to spare; with the garbage collector off, only the client's own close can
@@ -95,8 +99,10 @@ def test_the_stream_ends_at_the_closing_fence_on_a_real_server(smol: server.Serv
 def test_ngram_speculative_decoding_runs_and_is_counted(smol: server.ServerInfo) -> None:
     assert smol.speculative
     client = ChatClient("hosted_vllm/smollm2", api_base=smol.api_base, max_tokens=40, retries=0, timeout_s=300)
-    client.chat([{"role": "user", "content": "Repeat exactly: one two three four five one two three four five"}],
-                temperature=0.0)
+    client.chat(
+        [{"role": "user", "content": "Repeat exactly: one two three four five one two three four five"}],
+        temperature=0.0,
+    )
     assert metric(smol.api_base, "vllm:spec_decode_num_drafts_total") > 0
     assert metric(smol.api_base, "vllm:spec_decode_num_accepted_tokens_total") > 0
 
@@ -120,9 +126,13 @@ def test_the_options_can_be_switched_off(test_config: Any) -> None:
 
     on, env = server.command(Path("/m"), "m", spec_on(test_config.server), 1)
     assert "--speculative-config" in on and "--enable-prefix-caching" in on
-    section = test_config.server.model_copy(update={
-        "speculative": test_config.server.speculative.model_copy(update={"enabled": False}),
-        "prefix_caching": False, "preload": []})
+    section = test_config.server.model_copy(
+        update={
+            "speculative": test_config.server.speculative.model_copy(update={"enabled": False}),
+            "prefix_caching": False,
+            "preload": [],
+        }
+    )
     off, env_off = server.command(Path("/m"), "m", section, 1)
     assert "--speculative-config" not in off and "--no-enable-prefix-caching" in off
     assert server.vllm_args.variants(section) == [False]

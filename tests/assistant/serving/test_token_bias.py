@@ -42,8 +42,8 @@ def test_the_server_applies_the_logit_bias(tiny_server, test_config: Any) -> Non
 
 
 def test_local_clients_send_the_ban_only_when_configured(test_config: Any) -> None:
-    from assistant.settings_loader import load_settings
     from assistant.serving.connect import local_bias
+    from assistant.settings_loader import load_settings
 
     path = models.resolve("tiny", test_config.paths)
     assert local_bias(load_settings().model, path) == triple_quote_ban(str(path))  # on by default

@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -17,25 +16,45 @@ import pytest
 from assistant.loop import prompts
 from assistant.store import jsonl_export
 from assistant.store.stats import stats
-from assistant.store.trajectory_db import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
 from assistant.store.trajectory import PASSED, UNSOLVED, Turn
-from tests.assistant.sample_problems import add_problem, sum_problem
+from assistant.store.trajectory_db import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
 from sandbox.api import RunResult, TestResult
+from tests.assistant.sample_problems import add_problem, sum_problem
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def make_turn(index: int, public: float, hidden: float, reply: str = "```python\nprint(1)\n```",
-              earlier: list[Turn] | None = None) -> Turn:
+def make_turn(
+    index: int, public: float, hidden: float, reply: str = "```python\nprint(1)\n```", earlier: list[Turn] | None = None
+) -> Turn:
     """A turn whose context is built from `earlier` turns, as the loop builds it."""
-    result = RunResult(tests=[TestResult("passed" if public == 1 else "failed", input="1", expected="1",
-                                         actual="1" if public == 1 else "2")])
+    result = RunResult(
+        tests=[
+            TestResult(
+                "passed" if public == 1 else "failed", input="1", expected="1", actual="1" if public == 1 else "2"
+            )
+        ]
+    )
     text = f"feedback {index}"
     context = prompts.style().build(sum_problem(), [(t.reply, t.feedback) for t in earlier or []])
-    return Turn(index=index, messages=context, reply=reply, program="print(1)\n", feedback=text,
-                feedback_message=prompts.style().feedback_content(text), public_pass_rate=public, hidden_pass_rate=hidden,
-                public=result, hidden=result, tokens=10 + index, latency_s=0.5, temperature=0.6, top_p=0.95,
-                resamples=index % 2, created_at=1000.0 + index)
+    return Turn(
+        index=index,
+        messages=context,
+        reply=reply,
+        program="print(1)\n",
+        feedback=text,
+        feedback_message=prompts.style().feedback_content(text),
+        public_pass_rate=public,
+        hidden_pass_rate=hidden,
+        public=result,
+        hidden=result,
+        tokens=10 + index,
+        latency_s=0.5,
+        temperature=0.6,
+        top_p=0.95,
+        resamples=index % 2,
+        created_at=1000.0 + index,
+    )
 
 
 def add_turns(store: Store, sid: str, rates: list[tuple[float, float]], first_reply: str | None = None) -> None:
@@ -55,7 +74,12 @@ def test_sessions_and_turns_round_trip(tmp_path: Path) -> None:
         assert (record.id, record.status, record.adapter_version, record.turn_count) == (sid, PASSED, "v3", 2)
         assert record.problem is not None and record.problem.to_dict() == sum_problem().to_dict()
         first = record.turns[0]
-        assert (first.public_pass_rate, first.hidden_pass_rate, first.resamples, first.temperature) == (0.5, 0.25, 0, 0.6)
+        assert (first.public_pass_rate, first.hidden_pass_rate, first.resamples, first.temperature) == (
+            0.5,
+            0.25,
+            0,
+            0.6,
+        )
         assert first.public is not None and first.public.tests[0].actual == "2"
         assert record.ended_at is not None and record.turns[1].resamples == 1
         with pytest.raises(sqlite3.IntegrityError):  # a turn index is written once
@@ -114,8 +138,15 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
     Store(path).close()
     script = WRITER.format(repo=str(REPO), tests=str(Path(__file__).parents[1]))
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), f"writer-{i}", "60"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(path), f"writer-{i}", "60"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     Path(f"{path}.go").touch()
@@ -158,8 +189,16 @@ def test_export_import_export_is_byte_identical(tmp_path: Path) -> None:
     lines = first.splitlines()
     assert len(lines) == 2
     rec = json.loads(lines[0])
-    assert list(rec)[:8] == ["id", "instruction", "test_cases", "public_test_cases", "hidden_test_cases",
-                             "conversations", "public_pass_rates", "all_pass_rates"]
+    assert list(rec)[:8] == [
+        "id",
+        "instruction",
+        "test_cases",
+        "public_test_cases",
+        "hidden_test_cases",
+        "conversations",
+        "public_pass_rates",
+        "all_pass_rates",
+    ]
     assert rec["public_pass_rates"] == [[0.5, 0.0], [1.0, 0.0], [1.0, 0.0]]  # [turn][session], carried
     assert rec["all_pass_rates"] == [[0.0, 1.0, 1.0], [0.0, 0.0, 0.0]]  # [session][turn]
     assert json.loads(rec["public_test_cases"]) == {"inputs": ["2 3\n", "10 -4\n"], "outputs": ["5\n", "6\n"]}
@@ -179,21 +218,34 @@ def test_import_validates_everything_before_writing(tmp_path: Path) -> None:
         _fill(a)
         good = _export(a).splitlines()
     with Store(tmp_path / "b.db") as b:
-        for bad, message in [("{not json", "not valid JSON"), ("[1]", "must be a JSON object"),
-                             (json.dumps({**json.loads(good[0]), "conversations": "x"}), "no 'conversations' list")]:
+        for bad, message in [
+            ("{not json", "not valid JSON"),
+            ("[1]", "must be a JSON object"),
+            (json.dumps({**json.loads(good[0]), "conversations": "x"}), "no 'conversations' list"),
+        ]:
             with pytest.raises(StoreError, match=message):
                 jsonl_export.read_jsonl([good[0], bad], "f.jsonl")
         assert b.counts() == (0, 0)
 
 
 def test_published_reference_records_import(tmp_path: Path) -> None:
-    conv = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"},
-            {"role": "assistant", "content": "```python\nprint(3)\n```"}, {"role": "user", "content": "F1"},
-            {"role": "assistant", "content": "no code"}, {"role": "user", "content": "F2"}]
-    record = {"id": "ref-1", "instruction": "U", "public_test_cases": json.dumps({"inputs": ["1"], "outputs": ["3"]}),
-              "hidden_test_cases": json.dumps({"inputs": ["1", "2"], "outputs": ["3", "4"]}),
-              "conversations": [conv, conv[:4]], "public_pass_rates": [[1.0, 0.0], [0.0, 0.0]],
-              "all_pass_rates": [[0.5, 0.0], [0.0]]}
+    conv = [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "U"},
+        {"role": "assistant", "content": "```python\nprint(3)\n```"},
+        {"role": "user", "content": "F1"},
+        {"role": "assistant", "content": "no code"},
+        {"role": "user", "content": "F2"},
+    ]
+    record = {
+        "id": "ref-1",
+        "instruction": "U",
+        "public_test_cases": json.dumps({"inputs": ["1"], "outputs": ["3"]}),
+        "hidden_test_cases": json.dumps({"inputs": ["1", "2"], "outputs": ["3", "4"]}),
+        "conversations": [conv, conv[:4]],
+        "public_pass_rates": [[1.0, 0.0], [0.0, 0.0]],
+        "all_pass_rates": [[0.5, 0.0], [0.0]],
+    }
     with Store(tmp_path / "r.db") as store:
         sessions = jsonl_export.read_jsonl([json.dumps(record)], "ref.jsonl")
         assert jsonl_export.import_sessions(store, sessions) == (2, 0)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+
 from tests.assistant.tui.tui_support import SUM, make_app
 
 

@@ -16,8 +16,11 @@ def client_for(state: str) -> ScriptedClient | None:
     if state == "empty":
         return None
     if state == "running":
-        return ScriptedClient([answer(WRONG_SUM), answer(RIGHT_SUM, "The first program subtracted; it must add.")],
-                              hold_at=HOLD_AT, hold_request=2)
+        return ScriptedClient(
+            [answer(WRONG_SUM), answer(RIGHT_SUM, "The first program subtracted; it must add.")],
+            hold_at=HOLD_AT,
+            hold_request=2,
+        )
     if state == "solved":
         return ScriptedClient([answer(WRONG_SUM), answer(RIGHT_SUM, "Fixed: add instead of subtract.")])
     return ScriptedClient([answer(WRONG_SUM), answer("a, b = input().split()\nprint(a + b)", "Now adding.")])

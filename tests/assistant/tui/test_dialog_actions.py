@@ -10,16 +10,14 @@ from typing import Any
 
 import pytest
 from textual.widgets import DataTable, Input, OptionList, Select, Static, TextArea
-from tests.assistant.tui.tui_support import DATA, RIGHT_SUM, SUM, WRONG_SUM, ScriptedClient, answer, idle, make_app, wait_for
 
-from assistant.loop import prompts
-from assistant.loop import recorder
+from assistant.loop import prompts, recorder
+from assistant.loop.session import Session
 from assistant.problems.resolve import load_problem
 from assistant.serving.server import ServerError
-from assistant.loop.session import Session
 from assistant.settings import LoopSettings, Settings
-from assistant.store.trajectory_db import Store
 from assistant.store.trajectory import INTERRUPTED, PASSED
+from assistant.store.trajectory_db import Store
 from assistant.tui.screens import (
     DiffScreen,
     HelpScreen,
@@ -30,6 +28,17 @@ from assistant.tui.screens import (
 )
 from assistant.tui.widgets import ProblemView, ProgramEditor, TestsView, TurnTimeline
 from sandbox.api import SandboxError
+from tests.assistant.tui.tui_support import (
+    DATA,
+    RIGHT_SUM,
+    SUM,
+    WRONG_SUM,
+    ScriptedClient,
+    answer,
+    idle,
+    make_app,
+    wait_for,
+)
 
 pytestmark = pytest.mark.docker
 
@@ -85,7 +94,7 @@ def test_open_an_example_then_a_bad_file(tui: Any, tmp_path: Path) -> None:
             assert app.controller.problem.id == first.id and app.is_running
 
     asyncio.run(scenario())
-    (title, message), = _errors(app)
+    ((title, message),) = _errors(app)
     assert title == "Bad problem file" and "no tests" in message and "ctrl+o" in message
 
 
@@ -154,8 +163,12 @@ def test_diff_two_turns_and_save_the_solution(tui: Any, tmp_path: Path) -> None:
 def _interrupted_session(home: Path, sandbox: Any) -> str:
     """A stored session with one failed turn that was interrupted, as `cobalt solve` leaves it."""
     with Store(home / "trajectories.db") as store:
-        session = recorder.record(Session(load_problem(SUM), ScriptedClient([answer(WRONG_SUM)]), sandbox,
-                                 LoopSettings(turns=3), source="cli"), store)
+        session = recorder.record(
+            Session(
+                load_problem(SUM), ScriptedClient([answer(WRONG_SUM)]), sandbox, LoopSettings(turns=3), source="cli"
+            ),
+            store,
+        )
         session.run(max_turns=1)
         session.finish(INTERRUPTED, "interrupted by the user")
         assert session.id is not None
@@ -191,7 +204,9 @@ def test_browse_sessions_and_resume_one(cobalt_home: Path, sandbox: Any) -> None
     finally:
         store.close()
     assert record.status == PASSED and [t.author for t in record.turns] == ["model", "model"]
-    assert prompts.feedback_of(record.turns[1].messages[-1]["content"]).endswith("Expected Output:\n5")  # feedback of turn 1
+    assert prompts.feedback_of(record.turns[1].messages[-1]["content"]).endswith(
+        "Expected Output:\n5"
+    )  # feedback of turn 1
 
 
 def test_no_docker_and_no_server_are_notifications(cobalt_home: Path) -> None:
@@ -204,8 +219,9 @@ def test_no_docker_and_no_server_are_notifications(cobalt_home: Path) -> None:
     from assistant.tui import CobaltApp, Services
 
     store = Store(cobalt_home / "trajectories.db")
-    services = Services(Settings(model={"name": "qwen-coder"}), client_factory=no_server, sandbox_factory=no_docker,
-                        store=store)
+    services = Services(
+        Settings(model={"name": "qwen-coder"}), client_factory=no_server, sandbox_factory=no_docker, store=store
+    )
     app = CobaltApp(services, LoopSettings(turns=2), problem=SUM, cwd=cobalt_home)
 
     async def scenario() -> None:

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from rich.text import Text
-from tests.assistant.tui.screen_states import client_for, reach, release
 from textual.widgets import Footer
-from tests.assistant.tui.tui_support import SUM
 
 from assistant.tui.views import status_line
 from assistant.tui.widgets import ProgramEditor, ResultsTable, StatusBar, TurnTimeline
+from tests.assistant.tui.screen_states import client_for, reach, release
+from tests.assistant.tui.tui_support import SUM
 
 pytestmark = pytest.mark.docker
 PANES = ("#problem", "#tests", "#timeline", "#editor", "#results", "#reply", "#status", "Footer")

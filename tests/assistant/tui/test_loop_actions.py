@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from textual import events
-from tests.assistant.tui.tui_support import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer, idle, wait_for
 
-from assistant.store.trajectory_db import Store
 from assistant.store.trajectory import INTERRUPTED, PASSED, UNSOLVED
+from assistant.store.trajectory_db import Store
 from assistant.tui.screens import ConfirmScreen, HelpScreen
 from assistant.tui.widgets import ProgramEditor, ReplyView, ResultsTable, TurnTimeline
+from tests.assistant.tui.tui_support import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer, idle, wait_for
 
 pytestmark = pytest.mark.docker
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.assistant.tui.screen_states import STATES, client_for, reach, release
 from tests.assistant.tui.tui_support import SUM
 

@@ -16,8 +16,14 @@ from assistant.cli import build_parser, main
 def _cobalt(*args: str, home: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, COBALT_HOME=str(home))
     env.pop("COBALT_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "assistant.cli", *args], capture_output=True, text=True,
-                          env=env, stdin=subprocess.DEVNULL, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
 
 
 def test_tui_command_is_registered_with_its_options() -> None:
@@ -29,8 +35,9 @@ def test_tui_command_is_registered_with_its_options() -> None:
 def test_without_a_terminal_tui_says_so(cobalt_home: Path) -> None:
     proc = _cobalt("tui", home=cobalt_home)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == ("cobalt: error: the TUI needs a terminal; use `cobalt solve PROBLEM` "
-                                   "for a headless run")
+    assert proc.stderr.strip() == (
+        "cobalt: error: the TUI needs a terminal; use `cobalt solve PROBLEM` for a headless run"
+    )
 
 
 def test_cobalt_alone_without_a_terminal_prints_help(cobalt_home: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,8 +15,18 @@ from sandbox.api import RunResult, SandboxError, TestResult
 
 
 def _turn(public: RunResult, program: str | None = "print(1)\n", author: str = "model") -> Turn:
-    return Turn(index=1, messages=[], reply="r", program=program, feedback="", feedback_message="",
-                public_pass_rate=public.pass_rate, public=public, hidden=public, author=author)
+    return Turn(
+        index=1,
+        messages=[],
+        reply="r",
+        program=program,
+        feedback="",
+        feedback_message="",
+        public_pass_rate=public.pass_rate,
+        public=public,
+        hidden=public,
+        author=author,
+    )
 
 
 def test_one_line_flattens_and_cuts() -> None:
@@ -26,16 +36,21 @@ def test_one_line_flattens_and_cuts() -> None:
 
 
 def test_result_rows_show_input_expected_actual_status() -> None:
-    result = RunResult(tests=[
-        TestResult("passed", expected="5\n", actual="5\n", input="2 3\n"),
-        TestResult("failed", expected="6\n", actual="14\n", input="10 -4\n"),
-        TestResult("error", stderr="Traceback...\nZeroDivisionError: division by zero\n", code="assert f(0) == 1"),
-        TestResult("timeout", input="1\n", detail="no answer within 5 s"),
-    ])
+    result = RunResult(
+        tests=[
+            TestResult("passed", expected="5\n", actual="5\n", input="2 3\n"),
+            TestResult("failed", expected="6\n", actual="14\n", input="10 -4\n"),
+            TestResult("error", stderr="Traceback...\nZeroDivisionError: division by zero\n", code="assert f(0) == 1"),
+            TestResult("timeout", input="1\n", detail="no answer within 5 s"),
+        ]
+    )
     rows = views.result_rows(result)
     assert [(r.input, r.expected, r.actual) for r in rows] == [
-        ("2 3", "5", "5"), ("10 -4", "6", "14"), ("assert f(0) == 1", "", "ZeroDivisionError: division by zero"),
-        ("1", "", "no answer within 5 s")]
+        ("2 3", "5", "5"),
+        ("10 -4", "6", "14"),
+        ("assert f(0) == 1", "", "ZeroDivisionError: division by zero"),
+        ("1", "", "no answer within 5 s"),
+    ]
     assert [r.status.plain for r in rows] == ["✔ passed", "✘ failed", "! error", "⏱ timeout"]
     compile_only = views.result_rows(RunResult(compile_error="  File x\nSyntaxError: bad\n"))
     assert compile_only[0].actual == "SyntaxError: bad"
@@ -49,10 +64,18 @@ def test_turn_labels_count_public_and_hidden() -> None:
 
 
 def test_status_line_names_everything() -> None:
-    info = views.StatusInfo(model="qwen-coder", adapter="qwen-coder-v3", server="ready", tokens_per_s=8.46,
-                            turn=2, turns=4, phase="generating")
-    assert views.status_line(info).plain == ("model qwen-coder · adapter qwen-coder-v3 · server ready · "
-                                             "8.5 tok/s · turn 2/4 · generating")
+    info = views.StatusInfo(
+        model="qwen-coder",
+        adapter="qwen-coder-v3",
+        server="ready",
+        tokens_per_s=8.46,
+        turn=2,
+        turns=4,
+        phase="generating",
+    )
+    assert views.status_line(info).plain == (
+        "model qwen-coder · adapter qwen-coder-v3 · server ready · 8.5 tok/s · turn 2/4 · generating"
+    )
     info.tokens, info.elapsed_s = 120, 24.2  # the turn in flight: the CLI's live figures
     assert "· 120 tok @ 5.0/s, 24 s · turn 2/4" in views.status_line(info).plain
 
@@ -73,10 +96,19 @@ def test_errors_say_what_to_do() -> None:
 
 def test_stdio_form_tests_parse_and_round_trip(tmp_path: Path) -> None:
     text = "2 3\n---\n5\n===\n10 -4\n---\n6\n"
-    assert problem_files.parse_tests(text, "stdio") == [{"input": "2 3\n", "output": "5\n"},
-                                                        {"input": "10 -4\n", "output": "6\n"}]
-    problem, data = problem_files.build_problem({"id": "add-two", "title": "Add", "kind": "stdio",
-                                                 "statement": "Add two numbers.\nPrint the sum.", "public": text})
+    assert problem_files.parse_tests(text, "stdio") == [
+        {"input": "2 3\n", "output": "5\n"},
+        {"input": "10 -4\n", "output": "6\n"},
+    ]
+    problem, data = problem_files.build_problem(
+        {
+            "id": "add-two",
+            "title": "Add",
+            "kind": "stdio",
+            "statement": "Add two numbers.\nPrint the sum.",
+            "public": text,
+        }
+    )
     saved = problem_files.save_problem(data, tmp_path / "add-two.yaml")
     loaded = load_problem(str(saved))
     assert loaded.public_tests == problem.public_tests == loaded.hidden_tests
@@ -88,8 +120,15 @@ def test_stdio_form_tests_parse_and_round_trip(tmp_path: Path) -> None:
 
 
 def test_function_form_and_its_mistakes() -> None:
-    problem, _ = problem_files.build_problem({"id": "add", "kind": "function", "entry_point": "add",
-                                              "statement": "Write add.", "public": "assert add(1, 2) == 3\n\n"})
+    problem, _ = problem_files.build_problem(
+        {
+            "id": "add",
+            "kind": "function",
+            "entry_point": "add",
+            "statement": "Write add.",
+            "public": "assert add(1, 2) == 3\n\n",
+        }
+    )
     assert [t.code for t in problem.public_tests] == ["assert add(1, 2) == 3"]
     with pytest.raises(ProblemError, match="entry_point"):
         problem_files.build_problem({"id": "add", "kind": "function", "statement": "x", "public": "assert 1"})

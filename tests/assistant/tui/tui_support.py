@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.serving.chat import ChatClient
 from assistant.problems.schema import Problem
+from assistant.serving.chat import ChatClient
 from assistant.settings import LoopSettings, Settings
 from assistant.store.trajectory_db import Store
 from assistant.tui import CobaltApp, Services
@@ -29,11 +29,17 @@ def answer(program: str, words: str = "Here is my solution.") -> str:
 
 def sum_problem() -> Problem:
     return Problem(
-        id="sum-two", title="Sum of two numbers", kind="stdio",
+        id="sum-two",
+        title="Sum of two numbers",
+        kind="stdio",
         statement="Read two integers `a` and `b` on one line and print their sum.",
         public_tests=[TestCase(input="2 3\n", output="5\n"), TestCase(input="10 -4\n", output="6\n")],
-        hidden_tests=[TestCase(input="2 3\n", output="5\n"), TestCase(input="0 0\n", output="0\n"),
-                      TestCase(input="-1 -1\n", output="-2\n")])
+        hidden_tests=[
+            TestCase(input="2 3\n", output="5\n"),
+            TestCase(input="0 0\n", output="0\n"),
+            TestCase(input="-1 -1\n", output="-2\n"),
+        ],
+    )
 
 
 class ScriptedClient(ChatClient):
@@ -41,8 +47,9 @@ class ScriptedClient(ChatClient):
     `hold_at` blocks request number `hold_request` (1-based) before its chunk number
     `hold_at` until `release` is set (`held` says it got there)."""
 
-    def __init__(self, replies: list[str], delay: float = 0.0, hold_at: int | None = None,
-                 hold_request: int = 1) -> None:
+    def __init__(
+        self, replies: list[str], delay: float = 0.0, hold_at: int | None = None, hold_request: int = 1
+    ) -> None:
         super().__init__("openai/scripted-model", display_name="scripted", retries=0, timeout_s=30)
         self.replies = list(replies)
         self.delay, self.hold_at, self.hold_request = delay, hold_at, hold_request
@@ -62,8 +69,12 @@ class ScriptedClient(ChatClient):
 
         def slow(text: str) -> None:
             seen[0] += 1
-            if (self.hold_at is not None and request == self.hold_request and seen[0] == self.hold_at
-                    and not self.release.is_set()):
+            if (
+                self.hold_at is not None
+                and request == self.hold_request
+                and seen[0] == self.hold_at
+                and not self.release.is_set()
+            ):
                 self.held.set()
                 self.release.wait(30)
             if self.delay:
@@ -73,15 +84,25 @@ class ScriptedClient(ChatClient):
         return super().chat(messages, on_token=slow, **kwargs)
 
 
-def make_app(home: Path, sandbox: Any, client: ChatClient | None, problem: str | None = None,
-             turns: int = 3, cwd: Path | None = None) -> tuple[CobaltApp, Store]:
+def make_app(
+    home: Path,
+    sandbox: Any,
+    client: ChatClient | None,
+    problem: str | None = None,
+    turns: int = 3,
+    cwd: Path | None = None,
+) -> tuple[CobaltApp, Store]:
     store = Store(home / "trajectories.db")
 
     def no_client(_: Any) -> Any:
         raise AssertionError("this test has no model")
 
-    services = Services(Settings(model={"name": "scripted"}), client_factory=(lambda _: client) if client else no_client,
-                        sandbox_factory=lambda: sandbox, store=store)
+    services = Services(
+        Settings(model={"name": "scripted"}),
+        client_factory=(lambda _: client) if client else no_client,
+        sandbox_factory=lambda: sandbox,
+        store=store,
+    )
     app = CobaltApp(services, LoopSettings(turns=turns), problem=problem, cwd=cwd or home, prewarm=client is not None)
     return app, store
 

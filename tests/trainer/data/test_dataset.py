@@ -1,5 +1,5 @@
 """The bandit dataset: max-variance down-sampling on crafted inputs, every filter of
-DESIGN.md §5 with its count, partial prompts and prev_best, the validation split, the
+docs/method.md with its count, partial prompts and prev_best, the validation split, the
 token limit with the real tiny tokenizer, and files that `datasets` loads."""
 
 from __future__ import annotations
@@ -7,16 +7,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.trainer.trainer_fakes import add_problem, session, sum_problem, turn
 
-from assistant.loop import feedback
-from assistant.loop import prompts
-from assistant.settings_loader import load_settings
+from assistant.loop import feedback, prompts
 from assistant.problems.schema import Problem
+from assistant.settings_loader import load_settings
 from sandbox.api import RunResult, TestResult
+from tests.trainer.trainer_fakes import add_problem, session, sum_problem, turn
 from trainer.data.build import build, load_tokenizer, prompt_tokens
-from trainer.data.dataset_files import load_split, read_meta, validation_problems
 from trainer.data.dataset import max_variance_subset, select, turn_pass_rate
+from trainer.data.dataset_files import load_split, read_meta, validation_problems
 from trainer.train_settings import load_train_settings
 
 
@@ -50,8 +49,12 @@ def test_pass_rate_is_on_all_tests_once_each() -> None:
     t = turn(0, 0.5, problem)
     pub = problem.public_tests
     hid = problem.hidden_tests
-    t.public = RunResult(tests=[TestResult("passed", input=pub[0].input, expected=pub[0].output),
-                                TestResult("failed", input=pub[1].input, expected=pub[1].output)])
+    t.public = RunResult(
+        tests=[
+            TestResult("passed", input=pub[0].input, expected=pub[0].output),
+            TestResult("failed", input=pub[1].input, expected=pub[1].output),
+        ]
+    )
     t.hidden = RunResult(tests=[TestResult("passed", input=h.input, expected=h.output) for h in hid])
     assert turn_pass_rate(t) == pytest.approx(4 / 5)  # "2 3" is public and hidden: counted once
     t.public = t.hidden = None
@@ -64,8 +67,12 @@ def test_pass_rate_is_on_all_tests_once_each() -> None:
 def _sessions() -> list:
     easy, mid, many = add_problem("easy"), sum_problem("mid"), sum_problem("many")
     out = [session(easy, [1.0], "e1"), session(easy, [1.0], "e2")]
-    out += [session(mid, [0.0, 1.0], "m1"), session(mid, [0.5, 0.5], "m2"), session(mid, [0.0, 0.5], "m3"),
-            session(mid, [1.0], "m4")]
+    out += [
+        session(mid, [0.0, 1.0], "m1"),
+        session(mid, [0.5, 0.5], "m2"),
+        session(mid, [0.0, 0.5], "m3"),
+        session(mid, [1.0], "m4"),
+    ]
     rates = [[0.0, 1.0], [0.25, 1.0], [0.5, 1.0], [0.75, 1.0], [0.0, 0.5, 1.0], [0.75, 0.5, 1.0]]
     out += [session(many, r, f"c{i}") for i, r in enumerate(rates)]
     empty = session(mid, [], "empty")
@@ -80,11 +87,11 @@ def test_filters_are_applied_in_order_and_counted() -> None:
     assert (c["sessions"], c["sessions_without_turns"], c["sessions_unusable"]) == (14, 1, 1)
     assert (c["tasks"], c["tasks_too_easy"]) == (3, 1)
     assert c["trajectories"] == 4 + 6
-    assert c["trajectories_no_change"] == 2          # m2 (flat) and m4 (one correct turn)
-    assert c["trajectories_never_solved"] == 1       # m3 improved but never reached 1
-    assert c["trajectories_downsampled"] == 2        # `many` has 6 with d > 0 and max = 1; K = 4
+    assert c["trajectories_no_change"] == 2  # m2 (flat) and m4 (one correct turn)
+    assert c["trajectories_never_solved"] == 1  # m3 improved but never reached 1
+    assert c["trajectories_downsampled"] == 2  # `many` has 6 with d > 0 and max = 1; K = 4
     assert c["trajectories_kept"] == 1 + 4
-    assert c["prompts_first_turn"] == 2              # always kept, once per remaining task
+    assert c["prompts_first_turn"] == 2  # always kept, once per remaining task
     assert all(p.problem.id != "easy" for p in chosen.train)
     firsts = [p for p in chosen.train if not p.turns]
     assert {p.problem.id for p in firsts} == {"mid", "many"} and all(p.prev_best == 0.0 for p in firsts)
@@ -123,8 +130,8 @@ def test_validation_is_the_smallest_d_trajectory_per_task() -> None:
     by_task = {}
     for item in chosen.validation:
         by_task.setdefault(item.problem.id, set()).add(item.session_id)
-    assert by_task["mid"] == {None, "m2"}      # m2 and m4 have d = 0; m2 comes first
-    assert by_task["many"] == {None, "c3"}     # [0.75, 1.0]: d = 0.25
+    assert by_task["mid"] == {None, "m2"}  # m2 and m4 have d = 0; m2 comes first
+    assert by_task["many"] == {None, "c3"}  # [0.75, 1.0]: d = 0.25
 
 
 def test_build_writes_loadable_files_and_drops_long_prompts(tmp_path) -> None:
@@ -134,11 +141,22 @@ def test_build_writes_loadable_files_and_drops_long_prompts(tmp_path) -> None:
     sessions = _sessions()
     lengths = sorted({prompt_tokens(tokenizer, p.messages()) for p in select(sessions).train})
     settings.dataset.max_prompt_tokens = lengths[-1] - 1  # the longest prompts are dropped, not cut
-    built = build(sessions, tmp_path / "ds", settings, tokenizer=tokenizer, sandbox=None, loop=None,  # type: ignore[arg-type]
-                  perturb=False)
+    built = build(
+        sessions,
+        tmp_path / "ds",
+        settings,
+        tokenizer=tokenizer,
+        sandbox=None,
+        loop=None,  # type: ignore[arg-type]
+        perturb=False,
+    )
     meta = read_meta(tmp_path / "ds")
     assert meta["counts"]["prompts_too_long"] >= 1
-    assert meta["counts"]["train_prompts"] == built.train_rows == len(select(sessions).train) - meta["counts"]["prompts_too_long"]
+    assert (
+        meta["counts"]["train_prompts"]
+        == built.train_rows
+        == len(select(sessions).train) - meta["counts"]["prompts_too_long"]
+    )
     train = load_split(tmp_path / "ds", "train")
     assert len(train) == built.train_rows and max(train["prompt_tokens"]) <= lengths[-1] - 1
     row = train[0]
@@ -146,9 +164,14 @@ def test_build_writes_loadable_files_and_drops_long_prompts(tmp_path) -> None:
     assert set(row) >= {"prompt", "problem", "prev_best", "task_id", "context_turns", "perturbed"}
     import datasets
 
-    loaded = datasets.load_dataset("json", data_files={"train": str(tmp_path / "ds" / "train.jsonl"),
-                                                       "validation": str(tmp_path / "ds" / "validation.jsonl")},
-                                   cache_dir=str(tmp_path / "hf"))
+    loaded = datasets.load_dataset(
+        "json",
+        data_files={
+            "train": str(tmp_path / "ds" / "train.jsonl"),
+            "validation": str(tmp_path / "ds" / "validation.jsonl"),
+        },
+        cache_dir=str(tmp_path / "hf"),
+    )
     assert len(loaded["train"]) == built.train_rows and len(loaded["validation"]) == built.validation_rows
     assert [p.id for p in validation_problems(tmp_path / "ds")] == ["mid", "many"]
     assert len(meta["data_hash"]) == 64
@@ -163,8 +186,9 @@ def test_the_dataset_is_written_in_the_loops_prompt_style(tmp_path) -> None:
     style = prompts.style_for(loop)
     assert read_meta(tmp_path / "ds")["prompt"] == {"answer_format": "code_first", "feedback_wording": "brief"}
     rows = [json.loads(line) for line in (tmp_path / "ds" / "train.jsonl").read_text().splitlines()]
-    assert rows and all(r["prompt"][1]["content"] == style.first_user_content(Problem.from_dict(json.loads(r["problem"])))
-                        for r in rows)
+    assert rows and all(
+        r["prompt"][1]["content"] == style.first_user_content(Problem.from_dict(json.loads(r["problem"]))) for r in rows
+    )
     later = [m for r in rows for m in r["prompt"][3::2]]
     assert later and all(m["content"] == style.feedback_content(prompts.feedback_of(m["content"])) for m in later)
 
@@ -181,13 +205,34 @@ def test_dataset_build_and_train_commands(cobalt_home, tmp_path, capsys: pytest.
     out = tmp_path / "ds"
     assert main(["dataset", "build", "--model", "tiny", "--profile", "test", "--no-perturb", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    for name in ("tasks_too_easy", "trajectories_no_change", "trajectories_never_solved",
-                 "trajectories_downsampled", "prompts_too_long", "train_prompts"):
+    for name in (
+        "tasks_too_easy",
+        "trajectories_no_change",
+        "trajectories_never_solved",
+        "trajectories_downsampled",
+        "prompts_too_long",
+        "train_prompts",
+    ):
         assert name in printed
     assert "sessions_without_turns" in printed and f"to {out}" in printed
     assert read_meta(out)["counts"]["tasks_too_easy"] == 1
-    code = main(["train", "--dataset", str(out), "--model", "tiny", "--profile", "test", "--max-steps", "1",
-                 "--out", str(tmp_path / "train"), "--register", "--json"])
+    code = main(
+        [
+            "train",
+            "--dataset",
+            str(out),
+            "--model",
+            "tiny",
+            "--profile",
+            "test",
+            "--max-steps",
+            "1",
+            "--out",
+            str(tmp_path / "train"),
+            "--register",
+            "--json",
+        ]
+    )
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["registered"] == {"version": 1, "name": "tiny-v1"}
     assert result["metrics"]["steps"] == 1 and (cobalt_home / "adapters" / "v1" / "adapter_config.json").is_file()
@@ -196,8 +241,25 @@ def test_dataset_build_and_train_commands(cobalt_home, tmp_path, capsys: pytest.
     import yaml
 
     (tmp_path / "only.yaml").write_text(yaml.safe_dump([sum_problem("mid").to_dict()]))
-    assert main(["dataset", "build", "--model", "tiny", "--profile", "test", "--no-perturb", "--out",
-                 str(tmp_path / "one"), "--tasks", str(tmp_path / "only.yaml"), "--json"]) == 0
+    assert (
+        main(
+            [
+                "dataset",
+                "build",
+                "--model",
+                "tiny",
+                "--profile",
+                "test",
+                "--no-perturb",
+                "--out",
+                str(tmp_path / "one"),
+                "--tasks",
+                str(tmp_path / "only.yaml"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["counts"]["tasks"] == 1
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.trainer.trainer_fakes import session
 
 from assistant.cli import main
-from assistant.settings_loader import load_settings
 from assistant.problems.sources import humaneval_problem
 from assistant.problems.splits import split_ids
+from assistant.settings_loader import load_settings
 from assistant.store.trajectory_db import Store
+from tests.trainer.trainer_fakes import session
 from trainer.data.heldout import training_sessions
 
 
@@ -31,17 +31,23 @@ def _sessions() -> tuple[list, dict[str, str]]:
     ids = split_ids(list(rows), load_settings().eval.split)
     pick = {"train": ids["train"][0], "test": ids["test"][0], "val": ids["val"][0]}
     p = {k: humaneval_problem(rows[v]) for k, v in pick.items()}
-    made = [session(p["train"], [0.0, 1.0], "train-collect"), session(p["train"], [0.0, 1.0], "train-synthetic",
-                                                                       source="synthetic"),
-            session(p["train"], [0.0, 1.0], "train-eval", source="eval"),
-            session(p["test"], [0.0, 1.0], "test-collect"), session(p["test"], [0.0, 1.0], "test-cli", source="cli"),
-            session(p["val"], [0.0, 1.0], "val-collect")]
+    made = [
+        session(p["train"], [0.0, 1.0], "train-collect"),
+        session(p["train"], [0.0, 1.0], "train-synthetic", source="synthetic"),
+        session(p["train"], [0.0, 1.0], "train-eval", source="eval"),
+        session(p["test"], [0.0, 1.0], "test-collect"),
+        session(p["test"], [0.0, 1.0], "test-cli", source="cli"),
+        session(p["val"], [0.0, 1.0], "val-collect"),
+    ]
     return made, pick
 
 
 def _trained_on(out: Path) -> tuple[set[str], set[str]]:
-    rows = [json.loads(line) for name in ("train.jsonl", "validation.jsonl")
-            for line in (out / name).read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for name in ("train.jsonl", "validation.jsonl")
+        for line in (out / name).read_text().splitlines()
+    ]
     return {r["session_id"] for r in rows if r["session_id"]}, {r["task_id"] for r in rows}
 
 
@@ -50,14 +56,14 @@ def test_filter_counts_and_opt_out() -> None:
     counts: Counter = Counter()
     kept = training_sessions(made, ["collect", "cli", "synthetic", "eval"], "train", counts=counts)
     assert [s.id for s in kept] == ["train-collect", "train-synthetic"]
-    assert counts == {"source:collect": 1, "source:synthetic": 1, "left_out:source_eval": 1,
-                      "left_out:heldout_task": 3}
+    assert counts == {"source:collect": 1, "source:synthetic": 1, "left_out:source_eval": 1, "left_out:heldout_task": 3}
     everything = training_sessions(made, ["collect", "cli", "synthetic"], "all")
     assert {s.id for s in everything} == {"train-collect", "train-synthetic", "test-collect", "test-cli", "val-collect"}
 
 
-def test_dataset_build_never_sees_eval_or_heldout_sessions(cobalt_home: Path, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_dataset_build_never_sees_eval_or_heldout_sessions(
+    cobalt_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from assistant.store.jsonl_export import export_records, write_jsonl
 
     made, pick = _sessions()
@@ -80,8 +86,9 @@ def test_dataset_build_never_sees_eval_or_heldout_sessions(cobalt_home: Path, tm
 
 
 @pytest.mark.docker
-def test_the_nightly_dataset_never_sees_eval_or_heldout_sessions(cobalt_home: Path, tmp_path: Path,
-                                                                 sandbox: Any) -> None:
+def test_the_nightly_dataset_never_sees_eval_or_heldout_sessions(
+    cobalt_home: Path, tmp_path: Path, sandbox: Any
+) -> None:
     from assistant.settings import TrainSection
     from trainer.release.nightly import Retrain
     from trainer.release.runstate import Run
@@ -92,8 +99,13 @@ def test_the_nightly_dataset_never_sees_eval_or_heldout_sessions(cobalt_home: Pa
     with Store.open(config.paths) as store:
         for s in made:
             store.insert_session(s)
-    job = Retrain(config, load_train_settings(TrainSection(), "test"), model="tiny", sandbox_factory=lambda: sandbox,
-                  progress=lambda _: None)
+    job = Retrain(
+        config,
+        load_train_settings(TrainSection(), "test"),
+        model="tiny",
+        sandbox_factory=lambda: sandbox,
+        progress=lambda _: None,
+    )
     result = job.step_dataset(Run(path=tmp_path, id="r", window={"since": None, "until": None}))
     assert result["sessions"] == 2 and "skip" not in result
     sessions, tasks = _trained_on(tmp_path / "dataset")

@@ -9,15 +9,15 @@ import json
 import random
 
 import pytest
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, add_problem, session, sum_problem
 
 from assistant.loop import feedback
 from assistant.settings_loader import load_settings
 from sandbox.api import TestCase
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, add_problem, session, sum_problem
 from trainer.data import context
 from trainer.data.build import build
-from trainer.data.dataset_files import load_split, read_meta
 from trainer.data.dataset import BuildStats, select
+from trainer.data.dataset_files import load_split, read_meta
 from trainer.data.perturb import candidate_pairs, perturb_problem, perturb_with_swap
 from trainer.train_settings import load_train_settings
 
@@ -53,20 +53,29 @@ def test_function_tests_swap_the_expected_expression() -> None:
     perturbed = perturb_problem(problem, random.Random(0))
     assert perturbed is not None
     assert [t.code for t in perturbed.public_tests] == ["assert add(1, 2) == 4", "assert add(2, 2) == 3"]
-    setup = dataclasses.replace(problem, public_tests=[
-        TestCase(code="x = [1, 2]\nassert add(*x) == 3"), TestCase(code="assert add(0, 'é') == 'é'  # note")])
+    setup = dataclasses.replace(
+        problem,
+        public_tests=[
+            TestCase(code="x = [1, 2]\nassert add(*x) == 3"),
+            TestCase(code="assert add(0, 'é') == 'é'  # note"),
+        ],
+    )
     swapped = perturb_problem(setup, random.Random(0))
     assert swapped is not None
-    assert [t.code for t in swapped.public_tests] == ["x = [1, 2]\nassert add(*x) == 'é'",
-                                                      "assert add(0, 'é') == 3  # note"]
+    assert [t.code for t in swapped.public_tests] == [
+        "x = [1, 2]\nassert add(*x) == 'é'",
+        "assert add(0, 'é') == 3  # note",
+    ]
 
 
 def test_impossible_perturbations_give_none() -> None:
-    same = dataclasses.replace(sum_problem(), public_tests=[TestCase(input="1\n", output="2\n"),
-                                                            TestCase(input="3\n", output="2\n")])
+    same = dataclasses.replace(
+        sum_problem(), public_tests=[TestCase(input="1\n", output="2\n"), TestCase(input="3\n", output="2\n")]
+    )
     one = dataclasses.replace(sum_problem(), public_tests=[TestCase(input="1\n", output="2\n")])
-    not_eq = dataclasses.replace(add_problem(), public_tests=[TestCase(code="assert add(1, 2) > 0"),
-                                                              TestCase(code="assert add(1, 1) == 2")])
+    not_eq = dataclasses.replace(
+        add_problem(), public_tests=[TestCase(code="assert add(1, 2) > 0"), TestCase(code="assert add(1, 1) == 2")]
+    )
     pytest_kind = dataclasses.replace(sum_problem(), kind="pytest", public_tests=[], hidden_tests=[])
     for problem in (same, one, not_eq, pytest_kind):
         assert perturb_problem(problem, random.Random(0)) is None
@@ -101,8 +110,7 @@ def test_build_perturbs_the_configured_fraction(sandbox, tmp_path) -> None:
     settings.dataset.perturb_fraction = 0.5
     problems = [sum_problem(f"sum-{i}") for i in range(4)]
     sessions = [session(p, [0.0, 1.0], f"s{i}", programs=[WRONG_SUM, RIGHT_SUM]) for i, p in enumerate(problems)]
-    built = build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=sandbox,
-                  loop=cfg.loop)
+    built = build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=sandbox, loop=cfg.loop)
     counts = read_meta(tmp_path / "ds")["counts"]
     assert counts["prompts_partial"] == 8 and counts["prompts_perturbed"] == 4  # half of 8 contexts
     rows = load_split(tmp_path / "ds", "train")

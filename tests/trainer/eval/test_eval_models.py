@@ -13,18 +13,18 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from assistant.loop import prompts
 from assistant.cli import main
-from assistant.serving.chat import ChatClient
+from assistant.loop import prompts
 from assistant.problems.schema import Problem
+from assistant.serving.chat import ChatClient
+from assistant.settings import BootstrapSection, EvalSection
 from assistant.store.trajectory_db import Store
 from sandbox.api import TestCase
-from trainer.eval.evaluate import evaluate
 from trainer.eval.eval_report import EvalReport
-from trainer.eval.eval_settings import EvalSettings
+from trainer.eval.evaluate import evaluate
 
 pytestmark = pytest.mark.docker
-SETTINGS = EvalSettings(resamples=200)
+SETTINGS = EvalSection(bootstrap=BootstrapSection(resamples=200))
 
 
 @dataclass
@@ -37,19 +37,42 @@ class Spec:
 
 def stdio(pid: str, statement: str, cases: list[tuple[str, str]], extra: tuple[str, str]) -> Problem:
     tests = [TestCase(input=i, output=o) for i, o in cases]
-    return Problem(id=pid, statement=statement, kind="stdio", public_tests=tests,
-                   hidden_tests=tests + [TestCase(input=extra[0], output=extra[1])])
+    return Problem(
+        id=pid,
+        statement=statement,
+        kind="stdio",
+        public_tests=tests,
+        hidden_tests=tests + [TestCase(input=extra[0], output=extra[1])],
+    )
 
 
 INC_TESTS = [TestCase(code="assert inc(1) == 2"), TestCase(code="assert inc(5) == 6")]
 SPECS = [
-    Spec(stdio("double", "Read an integer n and print 2n.", [("1\n", "2\n"), ("3\n", "6\n")], ("5\n", "10\n")),
-         "print(2 * int(input()))", "print(0)", lambda e: f"print({e!r})"),
-    Spec(Problem(id="inc", statement="Write inc(x) that returns x + 1.", kind="function", entry_point="inc",
-                 public_tests=INC_TESTS, hidden_tests=INC_TESTS + [TestCase(code="assert inc(-1) == 0")]),
-         "def inc(x):\n    return x + 1", "def inc(x):\n    return x", lambda e: f"def inc(*a, **k):\n    return {e}"),
-    Spec(stdio("seven", "Print 7, whatever the input.", [("a\n", "7\n"), ("b\n", "7\n")], ("c\n", "7\n")),
-         "print(7)", "print(0)", lambda e: f"print({e!r})"),  # no two distinct outputs: never perturbed
+    Spec(
+        stdio("double", "Read an integer n and print 2n.", [("1\n", "2\n"), ("3\n", "6\n")], ("5\n", "10\n")),
+        "print(2 * int(input()))",
+        "print(0)",
+        lambda e: f"print({e!r})",
+    ),
+    Spec(
+        Problem(
+            id="inc",
+            statement="Write inc(x) that returns x + 1.",
+            kind="function",
+            entry_point="inc",
+            public_tests=INC_TESTS,
+            hidden_tests=INC_TESTS + [TestCase(code="assert inc(-1) == 0")],
+        ),
+        "def inc(x):\n    return x + 1",
+        "def inc(x):\n    return x",
+        lambda e: f"def inc(*a, **k):\n    return {e}",
+    ),
+    Spec(
+        stdio("seven", "Print 7, whatever the input.", [("a\n", "7\n"), ("b\n", "7\n")], ("c\n", "7\n")),
+        "print(7)",
+        "print(0)",
+        lambda e: f"print({e!r})",
+    ),  # no two distinct outputs: never perturbed
 ]
 PROBLEMS = [s.problem for s in SPECS]
 Policy = Callable[[Spec, int, str], str]
@@ -86,10 +109,29 @@ class Behaving(ChatClient):
         return {"mock_response": f"Reasoning.\n\n```python\n{program}\n```\n"}
 
 
-def run(cfg: Any, sandbox: Any, store: Store, policy: Policy, *, turns: int = 3, samples: int = 2,
-        perturbed: bool = False, client: ChatClient | None = None) -> EvalReport:
-    return evaluate(cfg.loop, PROBLEMS, client or Behaving(policy), sandbox, store, turns=turns, samples=samples,
-                    perturbed=perturbed, concurrency=4, settings=SETTINGS)
+def run(
+    cfg: Any,
+    sandbox: Any,
+    store: Store,
+    policy: Policy,
+    *,
+    turns: int = 3,
+    samples: int = 2,
+    perturbed: bool = False,
+    client: ChatClient | None = None,
+) -> EvalReport:
+    return evaluate(
+        cfg.loop,
+        PROBLEMS,
+        client or Behaving(policy),
+        sandbox,
+        store,
+        turns=turns,
+        samples=samples,
+        perturbed=perturbed,
+        concurrency=4,
+        settings=SETTINGS,
+    )
 
 
 def values(report: EvalReport, metric: str) -> list[float | None]:
@@ -142,21 +184,26 @@ def test_rerun_reuses_stored_sessions(cobalt_home: Path, test_config: dict[str, 
         again = run(test_config, sandbox, store, right_on_turn_2, samples=1, client=Refusing(right_on_turn_2))
         assert (again.sessions_run, again.sessions_reused) == (0, 3)
         assert [o.session_id for o in again.outcomes] == [o.session_id for o in first.outcomes]
-        shorter = run(test_config, sandbox, store, right_on_turn_2, turns=2, samples=1,
-                      client=Refusing(right_on_turn_2))  # 3-turn sessions cover 2 turns
+        shorter = run(
+            test_config, sandbox, store, right_on_turn_2, turns=2, samples=1, client=Refusing(right_on_turn_2)
+        )  # 3-turn sessions cover 2 turns
         assert values(shorter, "pass_at_1") == [0.0, 0.0]
         more = run(test_config, sandbox, store, right_on_turn_2, samples=2)
         assert (more.sessions_run, more.sessions_reused) == (3, 3)
         assert [o.sample for o in more.outcomes] == [0, 1, 0, 1, 0, 1]
         flaky = run(test_config, sandbox, store, always_right, samples=1, client=Behaving(always_right, fail_on="inc"))
-        assert flaky.missing == [("inc", 0)] and not flaky.complete and flaky.settings["session_statuses"] == {
-            "passed": 2, "model_error": 1}
+        assert (
+            flaky.missing == [("inc", 0)]
+            and not flaky.complete
+            and flaky.settings["session_statuses"] == {"passed": 2, "model_error": 1}
+        )
         healed = run(test_config, sandbox, store, always_right, samples=1)
         assert (healed.sessions_run, healed.sessions_reused, healed.missing) == (1, 2, [])
 
 
-def test_eval_command_writes_report_and_plot(cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_eval_command_writes_report_and_plot(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "problems.yaml"
     path.write_text(yaml.safe_dump([p.to_dict() for p in PROBLEMS]))
     client = Behaving(right_on_turn_2)

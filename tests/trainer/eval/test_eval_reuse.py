@@ -14,8 +14,9 @@ from sandbox.api import TestCase
 from trainer.eval.evaluate import sampling_meta, usable_sessions
 
 TESTS = [TestCase(code="assert inc(1) == 2")]
-INC = Problem(id="inc", statement="Write inc(x).", kind="function", entry_point="inc",
-              public_tests=TESTS, hidden_tests=TESTS)
+INC = Problem(
+    id="inc", statement="Write inc(x).", kind="function", entry_point="inc", public_tests=TESTS, hidden_tests=TESTS
+)
 GREEDY = sampling_meta(LoopSettings().merged({"temperature": 0.0}))
 
 

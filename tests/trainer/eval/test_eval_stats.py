@@ -12,28 +12,45 @@ import numpy as np
 import pytest
 
 from assistant.cli import main
+from assistant.settings import BootstrapSection, EvalSection, SplitSection
 from assistant.settings_loader import load_settings
 from assistant.store.trajectory import Turn
 from sandbox.api import RunResult, TestResult
+from trainer.data.perturb import Swap
 from trainer.eval.bootstrap import paired_intervals, ratio_intervals
-from trainer.eval.paired import CompareError, compare
 from trainer.eval.eval_metrics import SampleOutcome, outcome
 from trainer.eval.eval_report import EvalReport, plot, table
-from trainer.eval.eval_settings import EvalSettings
-from trainer.eval.benchmarks import select, shuffled, split_ids
-from trainer.data.perturb import Swap
+from trainer.eval.eval_sets import select, shuffled, split_ids
+from trainer.eval.paired import CompareError, compare
 
+FAST = EvalSection(bootstrap=BootstrapSection(resamples=500))  # a quicker bootstrap
 HUMANEVAL_IDS = [f"HumanEval/{i}" for i in range(164)]
-PINNED_VAL = ["HumanEval/3", "HumanEval/21", "HumanEval/33", "HumanEval/53", "HumanEval/66", "HumanEval/74",
-              "HumanEval/85", "HumanEval/89", "HumanEval/105", "HumanEval/138", "HumanEval/141", "HumanEval/145",
-              "HumanEval/150", "HumanEval/156", "HumanEval/157", "HumanEval/163"]
+PINNED_VAL = [
+    "HumanEval/3",
+    "HumanEval/21",
+    "HumanEval/33",
+    "HumanEval/53",
+    "HumanEval/66",
+    "HumanEval/74",
+    "HumanEval/85",
+    "HumanEval/89",
+    "HumanEval/105",
+    "HumanEval/138",
+    "HumanEval/141",
+    "HumanEval/145",
+    "HumanEval/150",
+    "HumanEval/156",
+    "HumanEval/157",
+    "HumanEval/163",
+]
 PINNED_TEST_HEAD = ["HumanEval/7", "HumanEval/10", "HumanEval/16", "HumanEval/17", "HumanEval/19"]
 
 
 # --- splits -------------------------------------------------------------------------------
 
+
 def test_humaneval_splits_are_pinned() -> None:
-    ids = split_ids(HUMANEVAL_IDS, EvalSettings.from_section(load_settings().eval))
+    ids = split_ids(HUMANEVAL_IDS, load_settings().eval.split)
     assert [len(ids[s]) for s in ("all", "test", "train", "val")] == [164, 82, 66, 16]
     assert sorted(ids["val"], key=lambda i: int(i.split("/")[1])) == PINNED_VAL
     assert sorted(ids["test"], key=lambda i: int(i.split("/")[1]))[:5] == PINNED_TEST_HEAD
@@ -42,10 +59,10 @@ def test_humaneval_splits_are_pinned() -> None:
 
 
 def test_split_ignores_input_order_and_depends_on_seed() -> None:
-    settings = EvalSettings()
+    settings = SplitSection()
     assert split_ids(HUMANEVAL_IDS[::-1], settings) == split_ids(HUMANEVAL_IDS, settings)
     assert shuffled(["b", "a", "a"], 1) == shuffled(["a", "b"], 1)
-    other = split_ids(HUMANEVAL_IDS, EvalSettings(split_seed=1))
+    other = split_ids(HUMANEVAL_IDS, SplitSection(seed=1))
     assert set(other["test"]) != set(split_ids(HUMANEVAL_IDS, settings)["test"])
 
 
@@ -55,13 +72,14 @@ def test_select_keeps_problem_order_and_limit() -> None:
             self.id = pid
 
     problems: list[Any] = [P(f"p{i}") for i in range(10)]
-    test = select(problems, "test", EvalSettings())
+    test = select(problems, "test", SplitSection())
     assert len(test) == 5 and [p.id for p in test] == sorted((p.id for p in test), key=lambda s: int(s[1:]))
-    assert [len(select(problems, s, EvalSettings())) for s in ("train", "val")] == [4, 1]
-    assert select(problems, "test", EvalSettings(), limit=2) == test[:2]
+    assert [len(select(problems, s, SplitSection())) for s in ("train", "val")] == [4, 1]
+    assert select(problems, "test", SplitSection(), limit=2) == test[:2]
 
 
 # --- bootstrap ----------------------------------------------------------------------------
+
 
 def col(values: list[float]) -> np.ndarray:
     return np.asarray(values, dtype=float).reshape(-1, 1)
@@ -97,16 +115,34 @@ def test_paired_interval_uses_the_pairing() -> None:
 
 # --- outcomes -----------------------------------------------------------------------------
 
-def turn(i: int, program: str | None, public: list[str], hidden: bool, expected: str | None = "x",
-         compile_error: str | None = None) -> Turn:
+
+def turn(
+    i: int,
+    program: str | None,
+    public: list[str],
+    hidden: bool,
+    expected: str | None = "x",
+    compile_error: str | None = None,
+) -> Turn:
     tests = [TestResult(status=s, expected=expected) for s in public]
-    return Turn(index=i, messages=[], reply="", program=program, feedback="", feedback_message="",
-                public=RunResult(tests=tests, compile_error=compile_error), hidden_pass_rate=1.0 if hidden else 0.0)
+    return Turn(
+        index=i,
+        messages=[],
+        reply="",
+        program=program,
+        feedback="",
+        feedback_message="",
+        public=RunResult(tests=tests, compile_error=compile_error),
+        hidden_pass_rate=1.0 if hidden else 0.0,
+    )
 
 
 def test_outcome_carries_forward_and_spots_unchanged_programs() -> None:
-    turns = [turn(0, "x = 1\n", ["failed"], False), turn(1, "x  =  1", ["failed"], False),
-             turn(2, "x = 2", ["passed"], True)]
+    turns = [
+        turn(0, "x = 1\n", ["failed"], False),
+        turn(1, "x  =  1", ["failed"], False),
+        turn(2, "x = 2", ["passed"], True),
+    ]
     o = outcome(turns, 5, problem_id="p", sample=0, session_id="s")
     assert o.passed == [False, False, True, True, True] and o.ran == [True, True, True, False, False]
     assert o.unchanged == [False, True, False, False, False] and not any(o.exposed + o.hacked)
@@ -116,8 +152,11 @@ def test_outcome_carries_forward_and_spots_unchanged_programs() -> None:
 def test_outcome_counts_tampered_and_flagged_turns() -> None:
     from trainer.eval.eval_metrics import counts
 
-    turns = [turn(0, "x = 1", ["failed"], False), turn(1, "x = 2", ["tampered"], False),
-             turn(2, "x = 3", ["passed"], True)]
+    turns = [
+        turn(0, "x = 1", ["failed"], False),
+        turn(1, "x = 2", ["tampered"], False),
+        turn(2, "x = 3", ["passed"], True),
+    ]
     turns[1].public = RunResult(tests=[TestResult(status="tampered")], tampered=True, flags=["frames"])
     turns[2].hidden = RunResult(tests=[TestResult(status="passed")], flags=["inspect"])
     o = outcome(turns, 4, problem_id="p", sample=0, session_id="s")
@@ -132,14 +171,18 @@ def test_outcome_counts_tampered_and_flagged_turns() -> None:
 
 def test_outcome_hacking_needs_a_shown_swapped_expected_output() -> None:
     swap = Swap(1, 2, "a", "b")
-    turns = [turn(0, "p0", ["passed", "failed", "failed"], False),   # shows test 1 (swapped)
-             turn(1, "p1", ["failed", "passed", "failed"], False),   # reproduces it: hacked; shows 0
-             turn(2, "p2", ["passed", "failed", "passed"], False),   # passes 2 (never shown), shows 1
-             turn(3, "p3", ["passed", "failed", "error"], True)]
+    turns = [
+        turn(0, "p0", ["passed", "failed", "failed"], False),  # shows test 1 (swapped)
+        turn(1, "p1", ["failed", "passed", "failed"], False),  # reproduces it: hacked; shows 0
+        turn(2, "p2", ["passed", "failed", "passed"], False),  # passes 2 (never shown), shows 1
+        turn(3, "p3", ["passed", "failed", "error"], True),
+    ]
     o = outcome(turns, 4, problem_id="p", sample=0, session_id="s", kind="stdio", swap=swap)
     assert o.exposed == [False, True, True, True] and o.hacked == [False, True, False, False]
-    crash = [turn(0, "p0", ["passed", "error", "failed"], False, expected=None),
-             turn(1, "p1", ["passed", "passed", "failed"], False)]
+    crash = [
+        turn(0, "p0", ["passed", "error", "failed"], False, expected=None),
+        turn(1, "p1", ["passed", "passed", "failed"], False),
+    ]
     stdio = outcome(crash, 2, problem_id="p", sample=0, session_id="s", kind="stdio", swap=swap)
     assert stdio.exposed == [False, False]  # a crash shows the error, not the expected output
     func = outcome(crash, 2, problem_id="p", sample=0, session_id="s", kind="function", swap=swap)
@@ -150,15 +193,36 @@ def test_outcome_hacking_needs_a_shown_swapped_expected_output() -> None:
 
 # --- reports and comparison ---------------------------------------------------------------
 
-def make_report(passed: dict[str, list[list[int]]], turns: int = 3, model: str = "m",
-                perturbed: bool = False) -> EvalReport:
+
+def make_report(
+    passed: dict[str, list[list[int]]], turns: int = 3, model: str = "m", perturbed: bool = False
+) -> EvalReport:
     outcomes = []
     for pid, samples in passed.items():
         for k, flags in enumerate(samples):
-            outcomes.append(SampleOutcome(pid, k, f"{pid}-{k}", [bool(x) for x in flags], [True] * turns,
-                                          [False] * turns, [False] * turns, [False] * turns))
-    return EvalReport(benchmark="toy", split="all", model=model, turns=turns, samples=2, perturbed=perturbed,
-                      outcomes=outcomes, problems=list(passed), eval_settings=EvalSettings(resamples=500))
+            outcomes.append(
+                SampleOutcome(
+                    pid,
+                    k,
+                    f"{pid}-{k}",
+                    [bool(x) for x in flags],
+                    [True] * turns,
+                    [False] * turns,
+                    [False] * turns,
+                    [False] * turns,
+                )
+            )
+    return EvalReport(
+        benchmark="toy",
+        split="all",
+        model=model,
+        turns=turns,
+        samples=2,
+        perturbed=perturbed,
+        outcomes=outcomes,
+        problems=list(passed),
+        eval_settings=FAST,
+    )
 
 
 BASE = {"p1": [[0, 0, 1], [0, 1, 1]], "p2": [[1, 1, 1], [0, 0, 0]], "p3": [[0, 0, 0], [0, 0, 0]]}
@@ -185,12 +249,12 @@ def test_report_metrics_round_trip_table_and_plot(tmp_path: Path) -> None:
 
 def test_compare_pairs_samples_and_gives_a_verdict() -> None:
     base, better = make_report(times(BASE, 5)), make_report(times(BETTER, 5), model="b")
-    result = compare(base, better, EvalSettings(resamples=500))
+    result = compare(base, better, FAST)
     assert result.pairs == 30 and [d.delta for d in result.deltas["pass_at_1"]] == [0.1667, 0.3333, 0.3333]
     assert result.not_worse and result.verdict.lo >= 0
-    reverse = compare(better, base, EvalSettings(resamples=500))
+    reverse = compare(better, base, FAST)
     assert reverse.verdict.hi <= 0 and not reverse.not_worse
-    assert compare(better, base, EvalSettings(resamples=500), margin=0.5).not_worse
+    assert compare(better, base, FAST, margin=0.5).not_worse
     partial = make_report({"p1": BETTER["p1"], "p9": [[1, 1, 1], [1, 1, 1]]}, model="c")
     assert (compare(make_report(BASE), partial).pairs, compare(make_report(BASE), partial).unpaired_a) == (2, 4)
     with pytest.raises(CompareError, match="turn counts"):

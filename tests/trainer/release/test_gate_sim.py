@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from assistant.settings_loader import load_settings
 from assistant.settings import TrainSection
-from trainer.eval.eval_settings import EvalSettings
+from assistant.settings_loader import load_settings
 from trainer.release.gate import decide, gate_items
 from trainer.release.gate_sim import promote_rate
 from trainer.train_settings import load_train_settings
@@ -18,7 +17,7 @@ from trainer.train_settings import load_train_settings
 def test_a_ten_point_drop_is_refused_at_least_90_percent() -> None:
     gs = load_train_settings(TrainSection(), "cpu-small").gate
     sim = gs.simulation
-    sizes = list(Counter(i.task for i in gate_items(gs, EvalSettings.from_section(load_settings().eval))).values())
+    sizes = list(Counter(i.task for i in gate_items(gs, load_settings().eval)).values())
     assert (len(sizes), sum(sizes)) == (16, 46)
     refused = 1 - promote_rate(sizes, sim.drop, gs.margin, sim, gs.confidence)
     assert refused >= sim.refuse_at_least, refused

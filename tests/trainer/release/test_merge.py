@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from assistant.serving import models
-from assistant.serving import server
 from assistant.runtime import open_client
+from assistant.serving import models, server
 from tests.conftest import free_port, make_random_adapter
 from trainer.release.merge import merged_dir
 from trainer.release.registry import Registry, merge_into_base

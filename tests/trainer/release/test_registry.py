@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant.serving.adapters import read_current
 from assistant.cli import main
 from assistant.errors import UserError
+from assistant.serving.adapters import read_current
 from trainer.release.registry import Registry
 
 
@@ -46,7 +46,12 @@ def test_promote_and_rollback_chain(tmp_path: Path) -> None:
     reg.promote(2, "second night")
     reg.promote(3, "third night")
     current = read_current(reg.root)["tiny"]
-    assert (current["version"], current["name"], current["previous"], current["reason"]) == (3, "tiny-v3", 2, "third night")
+    assert (current["version"], current["name"], current["previous"], current["reason"]) == (
+        3,
+        "tiny-v3",
+        2,
+        "third night",
+    )
     assert Path(current["path"]) == reg.root / "v3"
     with pytest.raises(UserError, match="already the current"):
         reg.promote(3, "again")

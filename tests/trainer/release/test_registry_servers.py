@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.serving import connect
-from assistant.serving import models
-from assistant.serving import server
+from assistant.serving import connect, models, server
 from assistant.settings import PathsSettings
 from tests.conftest import free_port, make_random_adapter
 from trainer.release.registry import Registry
@@ -28,8 +26,10 @@ def _promote(registry: Registry, model_dir: Path, tmp: Path, seed: int) -> str:
 
 def test_two_servers_each_hot_load_the_promoted_version(tmp_path: Path, test_config) -> None:
     cache = test_config.paths.cache_dir
-    first, second = PathsSettings(data_dir=tmp_path / "host1", cache_dir=cache), \
-        PathsSettings(data_dir=tmp_path / "host2", cache_dir=cache)
+    first, second = (
+        PathsSettings(data_dir=tmp_path / "host1", cache_dir=cache),
+        PathsSettings(data_dir=tmp_path / "host2", cache_dir=cache),
+    )
     registry = Registry(first.data_dir / "adapters")
     registry.root.mkdir(parents=True, exist_ok=True)
     second.data_dir.mkdir(parents=True, exist_ok=True)
@@ -47,8 +47,9 @@ def test_two_servers_each_hot_load_the_promoted_version(tmp_path: Path, test_con
         for seed in (1, 2):
             name = _promote(registry, model_dir, tmp_path, seed)
             for settings, paths, api_base in hosts:
-                client = connect.resolve_client(test_config.model, "tiny", server=settings, paths=paths,
-                                               progress=lambda _: None)
+                client = connect.resolve_client(
+                    test_config.model, "tiny", server=settings, paths=paths, progress=lambda _: None
+                )
                 assert client.display_name == name and client.api_base == api_base
                 assert name in server.served_models(api_base)
                 reply = client.chat([{"role": "user", "content": "Say hi."}], temperature=0.0, max_tokens=4)

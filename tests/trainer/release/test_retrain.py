@@ -16,16 +16,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
 
-from assistant.serving import models
-from assistant.serving import server
-from assistant.serving.adapters import read_current
 from assistant.cli import main
-from assistant.settings_loader import load_settings
 from assistant.loop.recorder import record
 from assistant.loop.session import Session
+from assistant.serving import models, server
+from assistant.serving.adapters import read_current
+from assistant.settings_loader import load_settings
 from assistant.store.trajectory_db import Store
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
 from trainer.release.registry import Registry
 
 pytestmark = [pytest.mark.docker, pytest.mark.server, pytest.mark.slow]
@@ -37,21 +36,26 @@ def home(cobalt_home: Path, tmp_path: Path, sandbox, tiny_server) -> dict:
     """A data dir with two problems' sessions (wrong, then right), a current adapter v1 for
     the tiny model, and a config file for the CLI."""
     config = tmp_path / "cobalt.yaml"
-    config.write_text(yaml.safe_dump({
-        "model": {"name": "tiny", "max_tokens": 32, "timeout_s": 120, "retries": 1},
-        "train": {"profile": "test"}}))
+    config.write_text(
+        yaml.safe_dump(
+            {"model": {"name": "tiny", "max_tokens": 32, "timeout_s": 120, "retries": 1}, "train": {"profile": "test"}}
+        )
+    )
     cfg = load_settings(config)
     loop = cfg.loop.with_turns(3)
     with Store.open(cfg.paths) as store:
-        for problem, wrong, right in ((sum_problem(), WRONG_SUM, RIGHT_SUM),
-                                      (add_problem(), "def add(a, b):\n    return a - b",
-                                       "def add(a, b):\n    return a + b")):
+        for problem, wrong, right in (
+            (sum_problem(), WRONG_SUM, RIGHT_SUM),
+            (add_problem(), "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b"),
+        ):
             client = ScriptedClient([answer(wrong), answer(right)], name="reference")
             assert record(Session(problem, client, sandbox, loop, source="collect"), store).run() == "passed"
     from tests.conftest import make_random_adapter
 
     registry = Registry.open(cfg.paths)
-    v1 = registry.register(make_random_adapter(models.resolve("tiny", cfg.paths), tmp_path / "v1"), {"base_model": "tiny"})
+    v1 = registry.register(
+        make_random_adapter(models.resolve("tiny", cfg.paths), tmp_path / "v1"), {"base_model": "tiny"}
+    )
     registry.promote(v1.version, "seeded by the test")
     yield {"config": str(config), "cfg": cfg, "api": tiny_server.api_base, "registry": registry}
     for name in server.served_models(tiny_server.api_base):
@@ -108,13 +112,20 @@ def test_retrain_end_to_end_with_a_failed_gate_resumed(home: dict, capsys: pytes
 
 def _cli(home: dict, *args: str, log: Path | None = None, **kwargs) -> subprocess.Popen:
     out = open(log, "w") if log else subprocess.PIPE  # a long run must not block on a full pipe
-    return subprocess.Popen([sys.executable, "-m", "assistant.cli", "--config", home["config"], "retrain",
-                             "--server", home["api"], *args], cwd=REPO, env=dict(os.environ),
-                            stdout=out, stderr=subprocess.STDOUT if log else subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "assistant.cli", "--config", home["config"], "retrain", "--server", home["api"], *args],
+        cwd=REPO,
+        env=dict(os.environ),
+        stdout=out,
+        stderr=subprocess.STDOUT if log else subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
-def test_concurrent_refusal_and_sigkill_mid_training_then_resume(home: dict, tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_concurrent_refusal_and_sigkill_mid_training_then_resume(
+    home: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     registry: Registry = home["registry"]
     before = (registry.root / "current.json").read_bytes()
     runs = Path(os.environ["COBALT_HOME"]) / "retrain" / "runs"
@@ -139,8 +150,9 @@ def test_concurrent_refusal_and_sigkill_mid_training_then_resume(home: dict, tmp
     assert [v.version for v in registry.versions()] == [1]
     crashed = json.loads(next(runs.glob("*/run.json")).read_text())
     assert crashed["status"] == "running" and "register" not in crashed["steps"]
-    done = max(int(p.parent.name.split("-")[1])
-               for p in runs.glob("*/training/checkpoints/checkpoint-*/trainer_state.json"))
+    done = max(
+        int(p.parent.name.split("-")[1]) for p in runs.glob("*/training/checkpoints/checkpoint-*/trainer_state.json")
+    )
 
     code, result, err = _retrain(home, "--server", home["api"], "--max-steps", str(done + 1), capsys=capsys)
     assert code == 0, err
@@ -157,12 +169,14 @@ def _gate(home: dict, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[i
 
 
 def test_adapters_gate_judges_a_hand_trained_version_and_promotes_only_when_asked(
-        home: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.conftest import make_random_adapter
 
     registry: Registry = home["registry"]
-    v2 = registry.register(make_random_adapter(models.resolve("tiny", home["cfg"].paths), tmp_path / "v2", seed=1),
-                           {"base_model": "tiny"})
+    v2 = registry.register(
+        make_random_adapter(models.resolve("tiny", home["cfg"].paths), tmp_path / "v2", seed=1), {"base_model": "tiny"}
+    )
     code, result, err = _gate(home, f"v{v2.version}", capsys=capsys)
     gate = result["gate"]
     assert code == 0, err
@@ -179,4 +193,8 @@ def test_adapters_gate_judges_a_hand_trained_version_and_promotes_only_when_aske
     assert "tiny-v2" in server.served_models(home["api"])
 
     code, result, err = _gate(home, "9", capsys=capsys)
-    assert code == 1 and result == {} and err.strip().splitlines()[-1].startswith("cobalt: error: there is no adapter version 9")
+    assert (
+        code == 1
+        and result == {}
+        and err.strip().splitlines()[-1].startswith("cobalt: error: there is no adapter version 9")
+    )

@@ -12,26 +12,33 @@ from typing import Any, Callable
 
 import pytest
 
-from assistant.loop import prompts
 from assistant.cli import main
-from assistant.serving.chat import ChatClient
+from assistant.loop import prompts
 from assistant.problems.schema import Problem
-from assistant.settings import LoopSettings
+from assistant.serving.chat import ChatClient
+from assistant.settings import BootstrapSection, EvalSection, LoopSettings
 from assistant.store.trajectory_db import Store
 from sandbox.api import TestCase
-from trainer.eval.eval_settings import EvalSettings
-from trainer.repair.benchmark import run_repair
 from trainer.repair.items import RepairItem, write_items
-from trainer.repair.wording import repair_config, reask
+from trainer.repair.repair_run import run_repair
+from trainer.repair.wording import reask
 
 pytestmark = pytest.mark.docker
 TESTS = [TestCase(code="assert inc(1) == 2"), TestCase(code="assert inc(5) == 6")]
-INC = Problem(id="inc", statement="Write inc(x) that returns x + 1.", kind="function", entry_point="inc",
-              public_tests=TESTS, hidden_tests=TESTS + [TestCase(code="assert inc(-1) == 0")])
+INC = Problem(
+    id="inc",
+    statement="Write inc(x) that returns x + 1.",
+    kind="function",
+    entry_point="inc",
+    public_tests=TESTS,
+    hidden_tests=TESTS + [TestCase(code="assert inc(-1) == 0")],
+)
 RIGHT = "def inc(x):\n    return x + 1\n"
-ITEMS = [RepairItem("inc#m0", INC, "def inc(x):\n    return x\n"),
-         RepairItem("inc#m1", INC, "def inc(x):\n    return x - 1\n"),
-         RepairItem("inc#m2", INC, RIGHT)]  # passes the public tests: invalid, never asked
+ITEMS = [
+    RepairItem("inc#m0", INC, "def inc(x):\n    return x\n"),
+    RepairItem("inc#m1", INC, "def inc(x):\n    return x - 1\n"),
+    RepairItem("inc#m2", INC, RIGHT),
+]  # passes the public tests: invalid, never asked
 Policy = Callable[[list[dict[str, str]]], str]
 
 
@@ -60,7 +67,7 @@ class Refusing(Behaving):
         raise AssertionError("a stored session should have been reused")
 
 
-SETTINGS = EvalSettings(resamples=200)
+SETTINGS = EvalSection(bootstrap=BootstrapSection(resamples=200))
 LOOP = LoopSettings(max_tokens=64)
 
 
@@ -72,19 +79,32 @@ def test_feedback_against_blind_control(cobalt_home: Path, sandbox: Any) -> None
     assert report.invalid() == ["inc#m2"] and report.aborted is None
     metrics = report.metrics()
     value = {arm: {m: [e.value for e in v[1:]] for m, v in by.items()} for arm, by in metrics.items()}
-    assert value["feedback"] == {"fix_rate": [1.0, 1.0], "progress": [1.0, 1.0], "unchanged_rate": [0.0, None],
-                                 "no_code_rate": [0.0, None]}
-    assert value["blind"] == {"fix_rate": [0.0, 0.0], "progress": [0.0, 0.0], "unchanged_rate": [1.0, 1.0],
-                              "no_code_rate": [0.0, 0.0]}
+    assert value["feedback"] == {
+        "fix_rate": [1.0, 1.0],
+        "progress": [1.0, 1.0],
+        "unchanged_rate": [0.0, None],
+        "no_code_rate": [0.0, None],
+    }
+    assert value["blind"] == {
+        "fix_rate": [0.0, 0.0],
+        "progress": [0.0, 0.0],
+        "unchanged_rate": [1.0, 1.0],
+        "no_code_rate": [0.0, 0.0],
+    }
     assert report.feedback_minus_blind()["fix_rate"][1].delta == 1.0
     # The conversation: the loop's own messages after a failed first turn (buggy program as the reply).
-    first = next(m for m in client.seen if "return x\n" in m[2]["content"]
-                 and "Here is the execution feedback:" in m[3]["content"])
-    assert first[:2] == prompts.style().initial_messages(INC) and first[2] == {"role": "assistant",
-                                                                       "content": "```python\ndef inc(x):\n    return x\n```"}
+    first = next(
+        m
+        for m in client.seen
+        if "return x\n" in m[2]["content"] and "Here is the execution feedback:" in m[3]["content"]
+    )
+    assert first[:2] == prompts.style().initial_messages(INC) and first[2] == {
+        "role": "assistant",
+        "content": "```python\ndef inc(x):\n    return x\n```",
+    }
     text = prompts.feedback_of(first[3]["content"])
     assert first[3]["content"] == prompts.style().feedback_content(text) and "inc(1) == 2" in text
-    blind = [m for m in client.seen if m[-1]["content"] == reask(repair_config())]
+    blind = [m for m in client.seen if m[-1]["content"] == reask()]
     assert len(blind) == 4 and all(m[-1]["role"] == "user" for m in blind)
     verdicts = {(o.item, o.arm): o.verdict() for o in report.outcomes}
     assert verdicts[("inc#m0", "feedback")] == "fixed@1" and verdicts[("inc#m0", "blind")] == "unchanged"
@@ -101,15 +121,17 @@ def test_feedback_against_blind_control(cobalt_home: Path, sandbox: Any) -> None
 
 def test_no_code_and_wording(sandbox: Any) -> None:
     client = Behaving(no_code)
-    report = run_repair(ITEMS[:2], client, sandbox, None, loop=LOOP, turns=1, blind=False,
-                        wording_name="code_first", settings=SETTINGS)
+    report = run_repair(
+        ITEMS[:2], client, sandbox, None, loop=LOOP, turns=1, blind=False, wording_name="code_first", settings=SETTINGS
+    )
     assert report.arms == ["feedback"] and report.wording == "code_first"
     assert report.metrics()["feedback"]["no_code_rate"][1].value == 1.0
     assert all(m[-1]["content"].startswith("Your previous program is wrong.") for m in client.seen)
 
 
-def test_command_and_compare(cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_command_and_compare(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bugs = tmp_path / "bugs.jsonl"
     write_items(ITEMS, bugs)
     clients = iter([Behaving(uses_feedback), Behaving(no_code)])
@@ -119,8 +141,10 @@ def test_command_and_compare(cobalt_home: Path, tmp_path: Path, monkeypatch: pyt
     text = capsys.readouterr().out
     assert "- inc#m0: feedback fixed@1; blind unchanged" in text and "- inc#m2: feedback invalid" in text
     assert "| 1 | blind |" in text
-    assert main(["eval", "compare", str(tmp_path / "a" / "report.json"), str(tmp_path / "b" / "report.json"),
-                 "--json"]) == 0
+    assert (
+        main(["eval", "compare", str(tmp_path / "a" / "report.json"), str(tmp_path / "b" / "report.json"), "--json"])
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["pairs"] == 6 and result["deltas"]["feedback"]["fix_rate"][1]["delta"] == -1.0
     assert result["verdict"]["not_worse"] is False

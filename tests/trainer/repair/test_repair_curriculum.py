@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.loop import prompts
-from assistant.settings import LoopSettings
-from assistant.problems.splits import SplitRule, heldout_ids
+from assistant.problems.splits import heldout_ids
+from assistant.settings import LoopSettings, SplitSection
 from assistant.store.trajectory_db import Store
-from trainer.data.session_source import sessions_from_store
 from trainer.data.dataset import select
+from trainer.data.session_source import sessions_from_store
 from trainer.repair.curriculum import AUTHOR, MODEL, SOURCE, synthesize
 from trainer.repair.items import MutateParams
 
@@ -26,7 +26,7 @@ def test_synthetic_sessions_and_their_prompts(cobalt_home: Any, sandbox: Any) ->
         assert (again["already_stored"], again["stored"]) == (counts["items"], 0)
         sessions = [s for s in sessions_from_store(store) if s.source == SOURCE]
     assert len(sessions) == counts["stored"] and {s.model for s in sessions} == {MODEL}
-    assert not {s.problem_id for s in sessions} & heldout_ids(SplitRule())
+    assert not {s.problem_id for s in sessions} & heldout_ids(SplitSection())
     for s in sessions:
         mutant, fixed = s.turns
         assert not mutant.passed_public and fixed.passed_hidden and mutant.author == fixed.author == AUTHOR

@@ -12,27 +12,41 @@ from assistant.problems.schema import Problem, ProblemError
 from sandbox.api import TestCase
 from trainer.repair.items import RepairItem, load_items, write_items
 
-INC = Problem(id="inc", statement="Write inc(x).", kind="function", entry_point="inc",
-              public_tests=[TestCase(code="assert inc(1) == 2")], hidden_tests=[TestCase(code="assert inc(1) == 2")])
+INC = Problem(
+    id="inc",
+    statement="Write inc(x).",
+    kind="function",
+    entry_point="inc",
+    public_tests=[TestCase(code="assert inc(1) == 2")],
+    hidden_tests=[TestCase(code="assert inc(1) == 2")],
+)
 
 
 def test_items_round_trip_and_ids(tmp_path: Path) -> None:
     path = tmp_path / "bugs.jsonl"
-    write_items([RepairItem("x", INC, "def inc(x):\n    return x\n", "returns x"),
-                 RepairItem("y", INC, "def inc(x):\n    return x - 1\n")], path)
+    write_items(
+        [
+            RepairItem("x", INC, "def inc(x):\n    return x\n", "returns x"),
+            RepairItem("y", INC, "def inc(x):\n    return x - 1\n"),
+        ],
+        path,
+    )
     items = load_items(path)
     assert [i.id for i in items] == ["inc#m0", "inc#m1"]
     assert items[0].problem.to_dict() == INC.to_dict() and items[0].mutation == "returns x"
     assert items[1].buggy_program.endswith("x - 1\n")
 
 
-@pytest.mark.parametrize("line, message", [
-    ("{not json", "bugs.jsonl:2: not valid JSON"),
-    ("[1, 2]", "bugs.jsonl:2: a repair item must be a JSON object"),
-    (json.dumps(INC.to_dict()), "bugs.jsonl:2: the field 'buggy_program' is missing or empty"),
-    (json.dumps({**INC.to_dict(), "buggy_program": "x = 1", "mutation": 3}), "bugs.jsonl:2: the field 'mutation'"),
-    (json.dumps({"buggy_program": "x = 1"}), "bugs.jsonl:2"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", "bugs.jsonl:2: not valid JSON"),
+        ("[1, 2]", "bugs.jsonl:2: a repair item must be a JSON object"),
+        (json.dumps(INC.to_dict()), "bugs.jsonl:2: the field 'buggy_program' is missing or empty"),
+        (json.dumps({**INC.to_dict(), "buggy_program": "x = 1", "mutation": 3}), "bugs.jsonl:2: the field 'mutation'"),
+        (json.dumps({"buggy_program": "x = 1"}), "bugs.jsonl:2"),
+    ],
+)
 def test_bad_lines_are_refused_with_file_and_line(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "bugs.jsonl"
     good = json.dumps({**INC.to_dict(), "buggy_program": "def inc(x):\n    return x\n"})

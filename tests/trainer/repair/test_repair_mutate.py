@@ -33,10 +33,17 @@ def test_every_kind_and_only_after_first_line() -> None:
     assert all(m.line >= 5 for m in found)
     assert not any("x < 1" in d for d in descriptions(5)) and any("x < 1" in d for d in descriptions(1))
     text = descriptions(5)
-    for expected in ("`xs[i] > k` -> `xs[i] >= k`", "`i != 0` -> `i == 0`", "constant off by one: 0 -> 1",
-                     "bound off by one: `len(xs)` -> `len(xs) + 1`", "`xs[i] * 2` -> `xs[i] // 2`",
-                     "`xs[i] > k and i != 0` -> `xs[i] > k or i != 0`", "statement dropped: `best = total`",
-                     "wrong name returned: `best` -> `total`", "wrong name returned: `best` -> `k`"):
+    for expected in (
+        "`xs[i] > k` -> `xs[i] >= k`",
+        "`i != 0` -> `i == 0`",
+        "constant off by one: 0 -> 1",
+        "bound off by one: `len(xs)` -> `len(xs) + 1`",
+        "`xs[i] * 2` -> `xs[i] // 2`",
+        "`xs[i] > k and i != 0` -> `xs[i] > k or i != 0`",
+        "statement dropped: `best = total`",
+        "wrong name returned: `best` -> `total`",
+        "wrong name returned: `best` -> `k`",
+    ):
         assert any(expected in d for d in text), expected
     assert not any("statement dropped: `return" in d or "Doc." in d for d in text)
 

@@ -11,8 +11,16 @@ MUTANT = 'def inc(x):\n    """Return x plus one.\n\n    >>> inc(1)\n    2\n    "
 
 
 def turn(index: int, program: str, hidden: float) -> Turn:
-    return Turn(index=index, messages=[], reply="", program=program, feedback="", feedback_message="",
-                public_pass_rate=hidden, hidden_pass_rate=hidden)
+    return Turn(
+        index=index,
+        messages=[],
+        reply="",
+        program=program,
+        feedback="",
+        feedback_message="",
+        public_pass_rate=hidden,
+        hidden_pass_rate=hidden,
+    )
 
 
 def outcome(reply_program: str, hidden: float):

@@ -7,15 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
 
-from assistant.serving import models
 from assistant.errors import UserError
+from assistant.serving import models
 from assistant.settings_loader import ConfigError, load_settings
-from trainer.training import grpo
-from trainer.training.budget import time_budget
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
 from trainer.data.build import build
 from trainer.train_settings import load_train_settings
+from trainer.training import grpo
+from trainer.training.budget import time_budget
 
 
 def test_no_budget_means_no_callback() -> None:
@@ -41,15 +41,33 @@ def test_budget_stops_training_and_saves_the_adapter(tmp_path: Path, sandbox, ho
         models.prepare("tiny", cfg.paths)
     settings = load_train_settings(cfg.train, "test")
     settings.max_minutes = 1e-6  # every step ends past it
-    settings.grpo.update(max_completion_length=32, num_generations=2, per_device_train_batch_size=2,
-                         generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths),
-                                                                       [RIGHT_SUM, WRONG_SUM])})
-    build([session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])], tmp_path / "ds", settings,
-          tokenizer=None, sandbox=None, loop=cfg.loop, perturb=False)
+    settings.grpo.update(
+        max_completion_length=32,
+        num_generations=2,
+        per_device_train_batch_size=2,
+        generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths), [RIGHT_SUM, WRONG_SUM])},
+    )
+    build(
+        [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])],
+        tmp_path / "ds",
+        settings,
+        tokenizer=None,
+        sandbox=None,
+        loop=cfg.loop,
+        perturb=False,
+    )
     said: list[str] = []
 
-    result = grpo.train(settings, model="tiny", dataset=tmp_path / "ds", out=tmp_path / "run", paths=cfg.paths,
-                        sandbox=sandbox, max_steps=3, progress=said.append)
+    result = grpo.train(
+        settings,
+        model="tiny",
+        dataset=tmp_path / "ds",
+        out=tmp_path / "run",
+        paths=cfg.paths,
+        sandbox=sandbox,
+        max_steps=3,
+        progress=said.append,
+    )
 
     assert result.meta["stopped_by_budget_at"] == 1 and result.meta["metrics"]["steps"] == 1
     assert result.meta["config"]["max_minutes"] == 1e-6
@@ -58,4 +76,3 @@ def test_budget_stops_training_and_saves_the_adapter(tmp_path: Path, sandbox, ho
     assert (result.adapter / "adapter_model.safetensors").is_file()
     assert json.loads((result.adapter / grpo.ADAPTER_META).read_text())["stopped_by_budget_at"] == 1
     assert any("time budget" in line and "after step 1/3" in line for line in said)
-

@@ -48,8 +48,13 @@ def _forced_generate(model: Any, tok: Any, texts: list[str], extra: int = 0) -> 
     prompt = tok(["hello"] * len(texts), return_tensors="pt")
     width = prompt["input_ids"].shape[1]
     forced = Forced(tok, texts, width)
-    out = model.generate(**prompt, max_new_tokens=max(len(ids) for ids in forced.ids) + extra, do_sample=False,
-                         logits_processor=LogitsProcessorList([forced]), pad_token_id=tok.eos_token_id)
+    out = model.generate(
+        **prompt,
+        max_new_tokens=max(len(ids) for ids in forced.ids) + extra,
+        do_sample=False,
+        logits_processor=LogitsProcessorList([forced]),
+        pad_token_id=tok.eos_token_id,
+    )
     return out, width
 
 
@@ -60,9 +65,9 @@ def test_generation_stops_each_row_at_its_closing_fence(tiny: tuple[Any, Any]) -
     answer, still_open = (tok.decode(row[width:], skip_special_tokens=True) for row in out)
     assert answer.rstrip() == extract.cut_at_answer(ANSWER)  # cut at the fence (the token may carry a newline)
     assert extract.code(answer) == extract.code(ANSWER) is not None
-    tail = out[0, width + len(tok(answer, add_special_tokens=False)["input_ids"]):]
+    tail = out[0, width + len(tok(answer, add_special_tokens=False)["input_ids"]) :]
     assert tail.numel() > 0 and bool((tail == tok.eos_token_id).all())  # EOS after the stop: TRL masks it
-    assert still_open.startswith(OPEN[:len(still_open)]) and len(still_open) > len(OPEN) - 8  # ran to the budget
+    assert still_open.startswith(OPEN[: len(still_open)]) and len(still_open) > len(OPEN) - 8  # ran to the budget
 
 
 def test_a_looping_row_stops_early_and_the_others_run_on(test_config: Any) -> None:
@@ -77,7 +82,7 @@ def test_a_looping_row_stops_early_and_the_others_run_on(test_config: Any) -> No
     out, width = _forced_generate(model, tok, [looping, OPEN], extra=-1)
     stopped, still_open = (tok.decode(row[width:], skip_special_tokens=True) for row in out)
     assert degenerate(stopped) and looping.startswith(stopped) and len(stopped) < len(looping) // 2
-    assert still_open.startswith(OPEN[:len(still_open)]) and len(still_open) > len(OPEN) - 8
+    assert still_open.startswith(OPEN[: len(still_open)]) and len(still_open) > len(OPEN) - 8
 
 
 def test_the_row_whose_stop_ends_generation_gets_an_eos(test_config: Any) -> None:
@@ -97,8 +102,8 @@ def test_the_row_whose_stop_ends_generation_gets_an_eos(test_config: Any) -> Non
 
 def test_training_completions_ban_the_served_models_triple_quotes(test_config: Any) -> None:
     from assistant.serving.token_bias import triple_quote_ban
-    from trainer.training.grpo import generation_kwargs
     from trainer.train_settings import load_train_settings
+    from trainer.training.grpo import generation_kwargs
 
     if not models.is_prepared("tiny", test_config.paths):
         models.prepare("tiny", test_config.paths)

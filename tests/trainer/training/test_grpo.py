@@ -11,22 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
 
-from assistant.serving import models
-from assistant.serving import server
-from trainer.training import grpo
+from assistant.serving import models, server
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
 from trainer.data.build import build
 from trainer.release.registry import Registry
 from trainer.train_settings import load_train_settings
+from trainer.training import grpo
 
 pytestmark = [pytest.mark.docker]
 
 
 def _dataset(tmp: Path, cfg: Any, settings) -> Path:
     sessions = [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])]
-    build(sessions, tmp / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop,
-          perturb=False)
+    build(sessions, tmp / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop, perturb=False)
     return tmp / "ds"
 
 
@@ -34,13 +32,24 @@ def _dataset(tmp: Path, cfg: Any, settings) -> Path:
 def test_grpo_steps_save_register_and_hot_load(tmp_path: Path, sandbox, tiny_server) -> None:
     cfg = tiny_server.cfg
     settings = load_train_settings(cfg.train, "test")
-    settings.grpo.update(max_completion_length=48, num_generations=4, per_device_train_batch_size=4,
-                         generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths),
-                                                                       [RIGHT_SUM, WRONG_SUM])})
+    settings.grpo.update(
+        max_completion_length=48,
+        num_generations=4,
+        per_device_train_batch_size=4,
+        generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths), [RIGHT_SUM, WRONG_SUM])},
+    )
     dataset = _dataset(tmp_path, cfg, settings)
 
-    result = grpo.train(settings, model="tiny", dataset=dataset, out=tmp_path / "run", paths=cfg.paths, sandbox=sandbox,
-                        max_steps=2, progress=lambda _: None)
+    result = grpo.train(
+        settings,
+        model="tiny",
+        dataset=dataset,
+        out=tmp_path / "run",
+        paths=cfg.paths,
+        sandbox=sandbox,
+        max_steps=2,
+        progress=lambda _: None,
+    )
 
     meta = result.meta
     assert meta["base_model"] == "tiny" and meta["parent_version"] is None
@@ -63,9 +72,9 @@ def test_grpo_steps_save_register_and_hot_load(tmp_path: Path, sandbox, tiny_ser
         assert item.name in server.served_models(tiny_server.api_base)
         client = tiny_server.chat_client()
         client.model = f"hosted_vllm/{item.name}"
-        reply = client.chat([{"role": "user", "content": "Read two integers and print their sum."}],
-                            temperature=0.0, max_tokens=16)
+        reply = client.chat(
+            [{"role": "user", "content": "Read two integers and print their sum."}], temperature=0.0, max_tokens=16
+        )
         assert reply.completion_tokens > 0
     finally:
         server.unload_adapter(tiny_server.api_base, item.name)
-

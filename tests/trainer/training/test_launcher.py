@@ -12,28 +12,31 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, session, sum_problem
 
 from assistant.settings_loader import load_settings
-from trainer.training import launcher
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, session, sum_problem
 from trainer.data.build import build
-from trainer.training.grpo import ADAPTER_META
 from trainer.release.registry import Registry
 from trainer.train_settings import LauncherSettings, load_train_settings
+from trainer.training import launcher
+from trainer.training.grpo import ADAPTER_META
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_launch_command_on_cpu_uses_torchrun_ranks_with_gloo() -> None:
-    argv, env = launcher.command(LauncherSettings(num_processes=3, cpu=True, main_process_port=29511,
-                                                  args=["--num_cpu_threads_per_process", "1"]),
-                                 ["assistant.cli", "train", "--dataset", "d"])
+    argv, env = launcher.command(
+        LauncherSettings(
+            num_processes=3, cpu=True, main_process_port=29511, args=["--num_cpu_threads_per_process", "1"]
+        ),
+        ["assistant.cli", "train", "--dataset", "d"],
+    )
     assert argv[0].endswith("accelerate") and argv[1] == "launch"
     # `--cpu` would make accelerate start one process; --multi_gpu is its torchrun launcher
     assert "--cpu" not in argv and "--multi_gpu" in argv
     assert argv[argv.index("--num_processes") + 1] == "3" and argv[argv.index("--main_process_port") + 1] == "29511"
-    assert argv[argv.index("-m") - 2:argv.index("-m")] == ["--num_cpu_threads_per_process", "1"]
-    assert argv[argv.index("-m"):] == ["-m", "assistant.cli", "train", "--dataset", "d"]
+    assert argv[argv.index("-m") - 2 : argv.index("-m")] == ["--num_cpu_threads_per_process", "1"]
+    assert argv[argv.index("-m") :] == ["-m", "assistant.cli", "train", "--dataset", "d"]
     assert env["ACCELERATE_USE_CPU"] == "true"
     assert not launcher.wants_launch(LauncherSettings(num_processes=1))
 
@@ -46,17 +49,49 @@ def test_train_as_two_cpu_ranks_registers_one_adapter(tmp_path: Path, cobalt_hom
     sessions = [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])]
     build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop, perturb=False)
     config = tmp_path / "two-ranks.yaml"
-    config.write_text(yaml.safe_dump({
-        "sandbox": {"pool_size": 1, "concurrency": 1},
-        "train": {"launcher": {"num_processes": 2, "cpu": True},
-                  "grpo": {"max_completion_length": 16, "num_generations": 2, "per_device_train_batch_size": 2,
-                           "save_steps": 100}},
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "sandbox": {"pool_size": 1, "concurrency": 1},
+                "train": {
+                    "launcher": {"num_processes": 2, "cpu": True},
+                    "grpo": {
+                        "max_completion_length": 16,
+                        "num_generations": 2,
+                        "per_device_train_batch_size": 2,
+                        "save_steps": 100,
+                    },
+                },
+            }
+        )
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-m", "assistant.cli", "--config", str(config), "train",
-                           "--dataset", str(tmp_path / "ds"), "--out", str(tmp_path / "run"), "--model", "tiny",
-                           "--profile", "test", "--max-steps", "2", "--register", "--json"],
-                          capture_output=True, text=True, env=env, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assistant.cli",
+            "--config",
+            str(config),
+            "train",
+            "--dataset",
+            str(tmp_path / "ds"),
+            "--out",
+            str(tmp_path / "run"),
+            "--model",
+            "tiny",
+            "--profile",
+            "test",
+            "--max-steps",
+            "2",
+            "--register",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "accelerate launch --multi_gpu --num_processes 2" in proc.stderr
 

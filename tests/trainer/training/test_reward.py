@@ -1,4 +1,4 @@
-"""The bandit reward: every branch of `score` (DESIGN.md §5), the format checks, and the
+"""The bandit reward: every branch of `score` (docs/method.md), the format checks, and the
 TRL reward function with its sandbox-fault handling (fake runner) and on the real sandbox."""
 
 from __future__ import annotations
@@ -6,30 +6,33 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, answer, sum_problem
 
 from sandbox.api import Limits, RunResult, SandboxError, TestResult
-from trainer.training.reward import SandboxReward, format_problems, overlong_penalty, score
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, answer, sum_problem
 from trainer.train_settings import RewardSettings
+from trainer.training.reward import SandboxReward, format_problems, overlong_penalty, score
 
 OK = answer("print(1)")
 TWO_BLOCKS = "```python\nprint(1)\n```\nor\n```python\nprint(2)\n```"
 
 
-@pytest.mark.parametrize("p, prev, expected", [
-    (1.0, 0.0, 1.0),           # R_correct: all tests pass
-    (1.0, 0.5, 1.0),           # no R_improve once p = 1
-    (0.75, 0.0, 0.2),          # p >= 0.5
-    (0.5, 0.0, 0.2),           # boundary p = 0.5
-    (0.25, 0.0, 0.0),          # 0 < p < 0.5
-    (0.0, 0.0, -0.1),          # p = 0
-    (0.75, 0.5, 0.25),         # improved: 0.2 + 0.1 * 0.25 / 0.5
-    (0.4, 0.2, 0.025),         # improved below 0.5: 0 + 0.1 * 0.2 / 0.8
-    (0.5, 0.5, -0.1),          # not improved (equal): -0.1 + 0
-    (0.25, 0.5, -0.15),        # worse: -0.1 + 0.1 * (-0.25) / 0.5
-    (0.0, 0.5, -0.2),          # fell to zero: the floor of R_improve
-    (0.5, 1.0, -0.15),         # an earlier turn was fully correct, this one is not
-])
+@pytest.mark.parametrize(
+    "p, prev, expected",
+    [
+        (1.0, 0.0, 1.0),  # R_correct: all tests pass
+        (1.0, 0.5, 1.0),  # no R_improve once p = 1
+        (0.75, 0.0, 0.2),  # p >= 0.5
+        (0.5, 0.0, 0.2),  # boundary p = 0.5
+        (0.25, 0.0, 0.0),  # 0 < p < 0.5
+        (0.0, 0.0, -0.1),  # p = 0
+        (0.75, 0.5, 0.25),  # improved: 0.2 + 0.1 * 0.25 / 0.5
+        (0.4, 0.2, 0.025),  # improved below 0.5: 0 + 0.1 * 0.2 / 0.8
+        (0.5, 0.5, -0.1),  # not improved (equal): -0.1 + 0
+        (0.25, 0.5, -0.15),  # worse: -0.1 + 0.1 * (-0.25) / 0.5
+        (0.0, 0.5, -0.2),  # fell to zero: the floor of R_improve
+        (0.5, 1.0, -0.15),  # an earlier turn was fully correct, this one is not
+    ],
+)
 def test_score_correctness_and_improvement(p: float, prev: float, expected: float) -> None:
     assert score(OK, p, prev) == pytest.approx(expected)
 
@@ -101,8 +104,12 @@ class FlakyRunner:
 def _call(reward: SandboxReward, replies: list[str], prev: float = 0.0) -> list[float | None]:
     blob = json.dumps(sum_problem().to_dict())
     completions = [[{"role": "assistant", "content": r}] for r in replies]
-    return reward(prompts=[[]] * len(replies), completions=completions, problem=[blob] * len(replies),
-                  prev_best=[prev] * len(replies))
+    return reward(
+        prompts=[[]] * len(replies),
+        completions=completions,
+        problem=[blob] * len(replies),
+        prev_best=[prev] * len(replies),
+    )
 
 
 def test_reward_function_retries_faults_and_drops_persistent_ones() -> None:
@@ -129,19 +136,21 @@ def test_reward_function_raises_when_the_sandbox_is_down() -> None:
 @pytest.mark.docker
 def test_reward_function_on_the_real_sandbox(sandbox) -> None:
     reward = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=3.0))
-    two = "a, b = map(int, input().split())\nprint(a + b if a > 5 else 1)"     # 2 of 5 tests
-    three = "a, b = map(int, input().split())\nprint(a + b if a > 1 else 9)"   # 3 of 5 tests
+    two = "a, b = map(int, input().split())\nprint(a + b if a > 5 else 1)"  # 2 of 5 tests
+    three = "a, b = map(int, input().split())\nprint(a + b if a > 1 else 9)"  # 3 of 5 tests
     crash = "raise SystemExit(3)"
     slow = "while True:\n    pass"
-    out = _call(reward, [answer(RIGHT_SUM), answer(WRONG_SUM), answer(two), answer(three), answer(crash),
-                         answer(slow), TWO_BLOCKS])
+    out = _call(
+        reward,
+        [answer(RIGHT_SUM), answer(WRONG_SUM), answer(two), answer(three), answer(crash), answer(slow), TWO_BLOCKS],
+    )
     # p is the pass rate on all tests: public + hidden, each distinct test once (5 tests)
     assert out[0] == 1.0
-    assert out[1] == pytest.approx(0.0)    # a - b passes only "0 0": p = 0.2
-    assert out[2] == pytest.approx(0.0)    # p = 0.4
-    assert out[3] == pytest.approx(0.2)    # p = 0.6
-    assert out[4] == pytest.approx(-0.1)   # a crash is a failure, not a fault
-    assert out[5] == pytest.approx(-0.1)   # a timeout is a failure, not a fault
+    assert out[1] == pytest.approx(0.0)  # a - b passes only "0 0": p = 0.2
+    assert out[2] == pytest.approx(0.0)  # p = 0.4
+    assert out[3] == pytest.approx(0.2)  # p = 0.6
+    assert out[4] == pytest.approx(-0.1)  # a crash is a failure, not a fault
+    assert out[5] == pytest.approx(-0.1)  # a timeout is a failure, not a fault
     assert out[6] == pytest.approx(-0.9 - 0.1)  # two blocks: the last one runs (print(2): p = 0)
     assert reward.totals["faults_dropped"] == 0 and reward.totals["programs_run"] == 7
     improved = _call(reward, [answer(three)], prev=0.4)
@@ -155,8 +164,12 @@ def test_a_forging_program_gets_minus_one_and_is_counted(sandbox) -> None:
     reward = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=3.0))
     replies = [answer(RIGHT_ADD), answer(WRONG_ADD), answer(FORGE_ADD)]
     blob = json.dumps(add_problem().to_dict())
-    out = reward(prompts=[[]] * 3, completions=[[{"role": "assistant", "content": r}] for r in replies],
-                 problem=[blob] * 3, prev_best=[0.0] * 3)
+    out = reward(
+        prompts=[[]] * 3,
+        completions=[[{"role": "assistant", "content": r}] for r in replies],
+        problem=[blob] * 3,
+        prev_best=[0.0] * 3,
+    )
     assert out == [1.0, pytest.approx(-0.1), -1.0]
     assert reward.totals["tampered"] == 1 and reward.totals["flagged"] == 1
     assert score(answer(FORGE_ADD), 1.0, 0.0, tampered=True) == -1.0
@@ -166,8 +179,15 @@ def test_trajectory_reward_gives_minus_one_to_a_tampered_trajectory() -> None:
     from trainer.training.rollout import trajectory_reward
 
     replies = [answer("print(1)"), answer("print(2)")]
-    out = trajectory_reward([[]] * 2, replies, final_reply=replies, final_pass=[1.0, 1.0],
-                            rollout_prev_best=[0.0, 0.0], final_tampered=[False, True])
+    out = trajectory_reward(
+        [[]] * 2,
+        replies,
+        final_reply=replies,
+        final_pass=[1.0, 1.0],
+        rollout_prev_best=[0.0, 0.0],
+        final_tampered=[False, True],
+    )
     assert out == [1.0, -1.0]
-    assert trajectory_reward([[]], replies[:1], final_reply=replies[:1], final_pass=[1.0],
-                             rollout_prev_best=[0.0]) == [1.0]  # older rollouts without the field
+    assert trajectory_reward([[]], replies[:1], final_reply=replies[:1], final_pass=[1.0], rollout_prev_best=[0.0]) == [
+        1.0
+    ]  # older rollouts without the field

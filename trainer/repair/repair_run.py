@@ -4,7 +4,7 @@ feedback turn), and T more model turns; in the same run, a blind control whose f
 turns are a plain re-ask. Greedy by default (configs/repair.yaml `benchmark:`).
 
     items = pinned_items("test")                      # or load_items(Path("bugs.jsonl"))
-    report = run_repair(items, client, sandbox, store, loop=LoopSettings(), settings=EvalSettings(), turns=1)
+    report = run_repair(items, client, sandbox, store, loop=LoopSettings(), settings=EvalSection(), turns=1)
     print(table(report))
 
 Sessions are recorded in the store with source `eval` (never training data), each with its
@@ -24,40 +24,48 @@ from typing import Any, Callable, Sequence
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop.recorder import record
-from assistant.settings import LoopSettings
-from assistant.store.trajectory_db import Store
+from assistant.settings import EvalSection, LoopSettings
 from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
+from assistant.store.trajectory_db import Store
 from sandbox.api import SandboxError
-from trainer.eval.eval_settings import EvalSettings
 from trainer.repair.items import RepairItem
 from trainer.repair.repair_metrics import ARMS, RepairOutcome, reduce
 from trainer.repair.repair_report import RepairReport
 from trainer.repair.repair_session import RepairSession
-from trainer.repair.wording import reask, repair_config, wording
+from trainer.repair.repair_settings import BenchmarkSection, RepairSettings, repair_settings
+from trainer.repair.wording import reask, wording
 
 EVAL_SOURCE = "eval"
 
 
-def loop_settings(loop: LoopSettings, turns: int, bench: dict[str, Any]) -> LoopSettings:
-    """A copy of the loop settings for repair sessions: greedy unless configured, no repeat
-    resampling (the benchmark measures the model as it is), turn 0 plus T turns."""
+def loop_settings(loop: LoopSettings, turns: int, bench: BenchmarkSection) -> LoopSettings:
+    """A copy of the loop settings for repair sessions: sampled as `bench` says (greedy by
+    default), no repeat resampling (the benchmark measures the model as it is), turn 0 plus T turns."""
     out = copy.copy(loop)
     out.turns = turns + 1
-    out.temperature = [float(bench.get("temperature", 0.0))]
-    out.top_p = float(bench.get("top_p", 1.0))
+    out.temperature = [bench.temperature]
+    out.top_p = bench.top_p
     out.repeat_resamples = 0
-    if bench.get("max_tokens"):
-        out.max_tokens = int(bench["max_tokens"])
+    if bench.max_tokens:
+        out.max_tokens = bench.max_tokens
     return out
 
 
 def session_meta(item: RepairItem, arm: str, wording_name: str, loop: LoopSettings) -> dict[str, Any]:
     """What makes two repair sessions interchangeable (besides the model and the problem)."""
-    return {"repair": {"item": item.id, "arm": arm, "wording": wording_name if arm == "feedback" else None,
-                       "answer_format": loop.answer_format,
-                       "buggy": hashlib.sha256(item.buggy_program.encode()).hexdigest()[:16],
-                       "turns": loop.turns, "temperature": loop.temperature, "top_p": loop.top_p,
-                       "max_tokens": loop.max_tokens}}
+    return {
+        "repair": {
+            "item": item.id,
+            "arm": arm,
+            "wording": wording_name if arm == "feedback" else None,
+            "answer_format": loop.answer_format,
+            "buggy": hashlib.sha256(item.buggy_program.encode()).hexdigest()[:16],
+            "turns": loop.turns,
+            "temperature": loop.temperature,
+            "top_p": loop.top_p,
+            "max_tokens": loop.max_tokens,
+        }
+    }
 
 
 def stored(store: Store, item: RepairItem, arm: str, model: str, meta: dict[str, Any]) -> RepairOutcome | None:
@@ -65,17 +73,32 @@ def stored(store: Store, item: RepairItem, arm: str, model: str, meta: dict[str,
     digest = item.problem.content_hash()
     for s in store.sessions(problem_id=item.task, model=model, source=EVAL_SOURCE):
         if s.meta == meta and s.problem_hash == digest and s.status in (PASSED, UNSOLVED):
-            return reduce(store.turns(s.id), meta["repair"]["turns"] - 1, item=item.id, task=item.task, arm=arm,
-                          session_id=s.id, status=s.status)
+            return reduce(
+                store.turns(s.id),
+                meta["repair"]["turns"] - 1,
+                item=item.id,
+                task=item.task,
+                arm=arm,
+                session_id=s.id,
+                status=s.status,
+            )
     return None
 
 
-def run_one(item: RepairItem, arm: str, client: ChatModel, sandbox: Runner, store: Store | None,
-            loop: LoopSettings, feedback_turn: Callable[[str], str] | None, meta: dict[str, Any] | None = None,
-            ) -> RepairOutcome:
+def run_one(
+    item: RepairItem,
+    arm: str,
+    client: ChatModel,
+    sandbox: Runner,
+    store: Store | None,
+    loop: LoopSettings,
+    feedback_turn: Callable[[str], str] | None,
+    meta: dict[str, Any] | None = None,
+) -> RepairOutcome:
     """One (item, arm) session: seed the buggy program, then model turns up to `loop.turns`."""
-    session = RepairSession(item.problem, client, sandbox, loop, source=EVAL_SOURCE, stream=False,
-                            feedback_turn=feedback_turn, meta=meta)
+    session = RepairSession(
+        item.problem, client, sandbox, loop, source=EVAL_SOURCE, stream=False, feedback_turn=feedback_turn, meta=meta
+    )
     if store is not None:
         record(session, store)
     try:
@@ -84,26 +107,47 @@ def run_one(item: RepairItem, arm: str, client: ChatModel, sandbox: Runner, stor
         session.finish(SANDBOX_ERROR, str(exc))
     else:
         session.run()
-    return reduce(session.turns, loop.turns - 1, item=item.id, task=item.task, arm=arm,
-                  session_id=session.id or "", status=session.status)
+    return reduce(
+        session.turns,
+        loop.turns - 1,
+        item=item.id,
+        task=item.task,
+        arm=arm,
+        session_id=session.id or "",
+        status=session.status,
+    )
 
 
-def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, store: Store | None, *,
-               loop: LoopSettings, settings: EvalSettings, turns: int | None = None, blind: bool | None = None,
-               wording_name: str | None = None, concurrency: int | None = None,
-               repair_cfg: dict[str, Any] | None = None, benchmark: str = "repair", split: str = "all",
-               adapter: str | None = None, on_plan: Callable[[int, int], None] | None = None,
-               on_session: Callable[[RepairOutcome], None] | None = None) -> RepairReport:
+def run_repair(
+    items: Sequence[RepairItem],
+    client: ChatModel,
+    sandbox: Runner,
+    store: Store | None,
+    *,
+    loop: LoopSettings,
+    settings: EvalSection,
+    turns: int | None = None,
+    blind: bool | None = None,
+    wording_name: str | None = None,
+    concurrency: int | None = None,
+    repair: RepairSettings | None = None,
+    benchmark: str = "repair",
+    split: str = "all",
+    adapter: str | None = None,
+    on_plan: Callable[[int, int], None] | None = None,
+    on_session: Callable[[RepairOutcome], None] | None = None,
+) -> RepairReport:
     """Run every item with feedback (and, unless `blind` is False, blind); see the module doc.
     `loop` is the configured loop (its limits and feedback settings); sampling comes from
-    configs/repair.yaml `benchmark:` (or `repair_cfg`)."""
+    `repair` (configs/repair.yaml as read, default: `repair_settings()`) `benchmark:`; the
+    bootstrap of the report's intervals from `settings` (the `eval:` section)."""
     start = time.perf_counter()
-    rc = repair_config() if repair_cfg is None else repair_cfg
-    bench = dict(rc.get("benchmark") or {})
-    turns = int(turns or bench.get("turns", 1))
-    blind = bool(bench.get("blind", True)) if blind is None else blind
+    repair = repair or repair_settings()
+    bench = repair.benchmark
+    turns = int(turns or bench.turns)
+    blind = bench.blind if blind is None else blind
     chosen = wording(wording_name or loop.feedback_wording).feedback_wording_name
-    text = reask(rc)
+    text = reask(repair)
     loop = loop_settings(loop, turns, bench).merged({"feedback_wording": chosen})
     turn_for = {"feedback": None, "blind": lambda _feedback: text}
     arms = [a for a in ARMS if blind or a == "feedback"]
@@ -111,8 +155,11 @@ def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, 
     metas = {(item.id, arm): session_meta(item, arm, chosen, loop) for item in items for arm in arms}
     reused = {}
     if store is not None:
-        found = ((key, stored(store, item, key[1], model, metas[key]))
-                 for item in items for key in [(item.id, a) for a in arms])
+        found = (
+            (key, stored(store, item, key[1], model, metas[key]))
+            for item in items
+            for key in [(item.id, a) for a in arms]
+        )
         reused = {key: o for key, o in found if o is not None}
     jobs = [(item, arm) for item in items for arm in arms if (item.id, arm) not in reused]
     if on_plan:
@@ -120,9 +167,11 @@ def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, 
     outcomes: list[RepairOutcome] = list(reused.values())
     aborted: str | None = None
     streak = 0
-    with ThreadPoolExecutor(max_workers=int(concurrency or bench.get("concurrency", 4))) as pool:
-        futures = [pool.submit(run_one, item, arm, client, sandbox, store, loop, turn_for[arm], metas[(item.id, arm)])
-                   for item, arm in jobs]
+    with ThreadPoolExecutor(max_workers=int(concurrency or bench.concurrency)) as pool:
+        futures = [
+            pool.submit(run_one, item, arm, client, sandbox, store, loop, turn_for[arm], metas[(item.id, arm)])
+            for item, arm in jobs
+        ]
         for future in futures:
             if future.cancelled():
                 continue
@@ -137,10 +186,25 @@ def run_repair(items: Sequence[RepairItem], client: ChatModel, sandbox: Runner, 
                 on_session(o)
     order = {item.id: k for k, item in enumerate(items)}
     outcomes.sort(key=lambda o: (order[o.item], ARMS.index(o.arm)))
-    return RepairReport(benchmark=benchmark, split=split, model=client.display_name, turns=turns,
-                        wording=chosen, outcomes=outcomes, items=[i.id for i in items], adapter=adapter,
-                        wall_s=time.perf_counter() - start, aborted=aborted,
-                        settings={"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens,
-                                  "blind": blind, "reask": text if blind else None,
-                                  "sessions_run": len(outcomes) - len(reused), "sessions_reused": len(reused)},
-                        eval_settings=settings)
+    return RepairReport(
+        benchmark=benchmark,
+        split=split,
+        model=client.display_name,
+        turns=turns,
+        wording=chosen,
+        outcomes=outcomes,
+        items=[i.id for i in items],
+        adapter=adapter,
+        wall_s=time.perf_counter() - start,
+        aborted=aborted,
+        settings={
+            "temperature": loop.temperature,
+            "top_p": loop.top_p,
+            "max_tokens": loop.max_tokens,
+            "blind": blind,
+            "reask": text if blind else None,
+            "sessions_run": len(outcomes) - len(reused),
+            "sessions_reused": len(reused),
+        },
+        eval_settings=settings,
+    )

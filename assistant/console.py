@@ -23,15 +23,22 @@ def positive_int(text: str) -> int:
 
 
 @contextmanager
-def session_progress(label: str, disable: bool = False
-                     ) -> Iterator[tuple[Callable[[int, int], None], Callable[[Any], None]]]:
+def session_progress(
+    label: str, disable: bool = False
+) -> Iterator[tuple[Callable[[int, int], None], Callable[[Any], None]]]:
     """A rich progress bar for many sessions; yields the (on_plan, on_session) callbacks
     that `assistant.loop.collect.collect` takes."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     counts: dict[str, int] = {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[status]}"), TimeElapsedColumn(), disable=disable) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        disable=disable,
+    ) as bar:
         task = bar.add_task(label, total=None, status="")
 
         def on_plan(todo: int, stored: int) -> None:

@@ -1,11 +1,11 @@
-"""Benchmarks for evaluation: deterministic splits and the perturbed view of a problem set.
+"""The problem sets evaluated on: deterministic splits and the perturbed view of a problem set.
 
 Splits (`all`, `train`, `val`, `test`) are `assistant.problems.splits`' seeded shuffle of the task
 ids (re-exported here); with the defaults (configs/eval.yaml), HumanEval's 164 ids give
 test 82, train 66, val 16.
 
 The perturbed view swaps the expected outputs of two public tests per problem
-(`trainer.data.perturb`, DESIGN.md §5), seeded per problem id so reruns perturb identically;
+(`trainer.data.perturb`, docs/method.md), seeded per problem id so reruns perturb identically;
 problems without two distinct public outputs are skipped and reported.
 This module selects and rewrites problems; it runs nothing.
 """
@@ -18,17 +18,19 @@ from dataclasses import dataclass
 from assistant.problems.resolve import load_problems
 from assistant.problems.schema import Problem, ProblemError
 from assistant.problems.splits import SPLITS, select, shuffled, split_ids
-from trainer.eval.eval_settings import EvalSettings
+from assistant.settings import EvalSection
 from trainer.data.perturb import Swap, perturb_with_swap
 
 __all__ = ["SPLITS", "PerturbedProblem", "load_benchmark", "perturbed_view", "select", "shuffled", "split_ids"]
 
 
-def load_benchmark(spec: str, split: str = "all", settings: EvalSettings | None = None,
-                   limit: int | None = None) -> list[Problem]:
-    """`humaneval` or a problem file/directory (anything `load_problems` takes), one split."""
+def load_benchmark(
+    spec: str, split: str = "all", settings: EvalSection | None = None, limit: int | None = None
+) -> list[Problem]:
+    """`humaneval` or a problem file/directory (anything `load_problems` takes), one split
+    (of `settings.split`, the `eval:` section's split rule)."""
     problems = load_problems(spec)
-    chosen = select(problems, split, settings or EvalSettings(), limit)
+    chosen = select(problems, split, (settings or EvalSection()).split, limit)
     if not chosen:
         raise ProblemError(f"{spec}: the {split!r} split holds no problems")
     return chosen
