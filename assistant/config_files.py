@@ -115,6 +115,9 @@ class PromptCatalog(BaseModel):
         {}, description="The answer-format paragraphs of the first user turn, by name."
     )
     feedback_wordings: dict[str, FeedbackWording] = Field({}, description="The feedback turn's wordings, by name.")
+    debug_formats: dict[str, str] = Field(
+        {}, description="How `cobalt debug` asks for an edit (functions, search_replace): the answer paragraph."
+    )
 
     @field_validator("answer_formats")
     @classmethod
@@ -124,6 +127,10 @@ class PromptCatalog(BaseModel):
     def answer_format(self, name: str) -> str:
         """The answer-format paragraph `name`; PromptError (one sentence) for an unknown name."""
         return _named("answer format", name, self.answer_formats)
+
+    def debug_format(self, name: str) -> str:
+        """The debug answer paragraph `name`; PromptError (one sentence) for an unknown name."""
+        return _named("debug edit format", name, self.debug_formats).strip()
 
     def feedback_wording(self, name: str) -> FeedbackWording:
         """The feedback wording `name`; PromptError (one sentence) for an unknown name."""

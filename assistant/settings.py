@@ -133,6 +133,11 @@ class LoopSettings(Section):
         2, ge=0, description="How many times a reply repeating an earlier turn's program is sampled again."
     )
     repeat_temperature: float = Field(1.0, ge=0, description="The temperature of those resamples.")
+    sanitize_answers: bool = Field(
+        True,
+        description="For function problems, run only a reply's imports, definitions and constants, not the "
+        "asserts, prints and example calls the model added around them (assistant/loop/sanitize.py).",
+    )
     feedback_field_chars: int = Field(
         400, ge=1, description="Each feedback field is cut to this many characters (half from each end)."
     )
@@ -333,6 +338,24 @@ class _EnvSource(EnvSettingsSource):
         return _free_form(field.annotation, super().explode_env_vars(field_name, field, env_vars))
 
 
+class DebugSettings(Section):
+    """`cobalt debug`: how a user's project is shown to the model and how its edits come back."""
+
+    edit_format: str = Field(
+        "functions",
+        description="How the model gives its edit: functions (whole changed definitions) or search_replace "
+        "(SEARCH/REPLACE blocks); the words are configs/prompts.yaml debug_formats.",
+    )
+    max_spans: int = Field(3, ge=1, description="The most implicated functions or methods shown in full.")
+    failure_chars: int = Field(1500, ge=200, description="The failing test's traceback is cut to this many characters.")
+    context_tokens: int | None = Field(
+        None,
+        ge=256,
+        description="The served model's context length (default: asked of the server, else server.max_model_len).",
+    )
+    test_timeout_s: float = Field(120, gt=0, description="Seconds the project's whole test command may run.")
+
+
 class Settings(BaseSettings):
     """Everything Cobalt reads from its configuration."""
 
@@ -348,6 +371,7 @@ class Settings(BaseSettings):
     collect: CollectSettings = Field(default_factory=CollectSettings, description="`cobalt collect` runs.")
     eval: EvalSection = Field(default_factory=EvalSection, description="Evaluation and comparison.")
     train: TrainSection = Field(default_factory=TrainSection, description="Overrides of configs/train.yaml.")
+    debug: DebugSettings = Field(default_factory=DebugSettings, description="`cobalt debug` on a user's project.")
 
     @model_validator(mode="after")
     def _derive_loop(self) -> "Settings":

@@ -1,6 +1,11 @@
-"""`cobalt debug FILE --test "CMD" [--apply]`: iterate on FILE (inside its project) until
-CMD passes in the sandbox, print the final diff, and write it back only with --apply
-(keeping FILE.orig). Exit 0 when the tests pass (or already passed), 1 otherwise."""
+"""`cobalt debug [FILE] --test "CMD"`: fix a file of your own project until CMD passes in the
+sandbox. The failing tests are read one by one (JUnit), the implicated functions are shown to the
+model in full and the rest of the file as an outline, and the model answers with an edit (debug.edit_format:
+`functions` or `search_replace`; `whole_file` is the old whole-file answer, kept to compare).
+Without FILE, the file comes from the failing frames. Prints the diff; writes it only with --apply
+(a backup is kept, `cobalt debug --undo` restores it; a git file with uncommitted changes needs
+--force). `--resume last|ID` continues a stored debug session. Exit 0 when the tests pass.
+"""
 
 from __future__ import annotations
 
@@ -8,80 +13,222 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
 from assistant.console import positive_int
-from assistant.debug.fix_file import apply_fix, best_turn, debug_problem, project_root, unified_diff
-from assistant.loop import feedback
+from assistant.debug import failures as fails
+from assistant.debug.applied import apply_change, undo_last
+from assistant.debug.debug_session import DebugSession
+from assistant.debug.edits import FORMATS
+from assistant.debug.fix_file import best_turn, debug_problem, probe_problem, project_root, unified_diff
+from assistant.debug.localize import pick_target
+from assistant.debug.model_budget import budget_for
+from assistant.errors import UserError
 from assistant.loop.recorder import record
-from assistant.loop.session import Session, run_public_and_hidden
+from assistant.loop.session import Session
+from assistant.problems.schema import Problem
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
+from assistant.settings import Settings
+from sandbox.api import Limits, RunResult
 
-if TYPE_CHECKING:
-    from assistant.settings import Settings
+WHOLE_FILE = "whole_file"
+PROBE_FILE = ".cobalt-probe.py"  # written into the sandbox's copy only, to run the tests unchanged
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("debug", help="fix a file of a local project until its tests pass")
-    parser.add_argument("file", metavar="FILE", help="the Python file to fix")
-    parser.add_argument("--test", required=True, metavar="CMD", help='the test command, e.g. "python -m pytest -q"')
+    parser.add_argument("file", metavar="FILE", nargs="?", help="the Python file to fix (default: from the failures)")
+    parser.add_argument("--test", metavar="CMD", help='the test command, e.g. "python -m pytest -q tests/test_x.py"')
     parser.add_argument("--project", help="the project root (default: nearest dir with pyproject.toml, .git, ...)")
     parser.add_argument("--turns", type=positive_int, help="most turns (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
+    parser.add_argument(
+        "--edit-format", choices=[*FORMATS, WHOLE_FILE], help="how the model answers (default: debug.edit_format)"
+    )
     parser.add_argument("--apply", action="store_true", help="write the fix to FILE (a backup is kept)")
+    parser.add_argument("--force", action="store_true", help="with --apply: write over uncommitted git changes")
+    parser.add_argument("--undo", action="store_true", help="restore the file of the last applied fix")
+    parser.add_argument("--resume", metavar="last|ID", help="continue a stored debug session")
     add_output_flags(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    file = Path(args.file)
-    root = Path(args.project).resolve() if args.project else project_root(file) if file.exists() else None
-    problem = debug_problem(file, args.test, root)
-    original = problem.starter_code
-    loop = settings.loop.with_turns(args.turns)
+    try:
+        return _run(args, settings)
+    except UserError as exc:
+        if not args.json:
+            raise
+        print(json.dumps({"status": "error", "passed": False, "error": str(exc), "diff": "", "applied": False}))
+        return 1
+    except Exception as exc:  # --json promises a result object; the message still names the fault
+        if not args.json:
+            raise
+        error = f"internal error: {type(exc).__name__}: {exc}"
+        print(json.dumps({"status": "error", "passed": False, "error": error, "diff": "", "applied": False}))
+        return 1
+
+
+def _journal(settings: Settings) -> Path:
+    return settings.paths.data_dir / "debug"
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.undo:
+        message = undo_last(_journal(settings))
+        print(json.dumps({"status": "undone", "message": message}) if args.json else message)
+        return 0
+    if args.resume:
+        return _resume(args, settings)
+    if not args.test or not args.test.strip():
+        raise UserError('the test command is empty; pass it with --test "python -m pytest -q"')
+    file = Path(args.file) if args.file else None
+    if file is not None and not file.is_file():
+        raise UserError(f"{file}: no such file")
+    root = Path(args.project).resolve() if args.project else project_root(file) if file else Path.cwd().resolve()
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
     sandbox = open_sandbox(settings)
     try:
-        before, _ = run_public_and_hidden(sandbox, problem, original)
+        limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
+        if file is None:
+            probe = probe_problem(root, args.test, PROBE_FILE)
+            before = _run_tests(sandbox, probe, "", limits)
+            target = pick_target(fails.failures(before))
+            if target is None:
+                raise UserError(_no_target(before, args.test))
+            file = root / target
+            say(f"the failing tests point at {target}")
+        problem = debug_problem(file, args.test, root)
+        before = _run_tests(sandbox, problem, problem.starter_code, limits)
         if before.all_passed:
-            say(f"the tests already pass ({len(before.tests)} passed); nothing to fix")
+            say(f"the tests already pass ({fails.summary(before)}); nothing to fix")
             if args.json:
-                print(json.dumps({"status": "already_passing", "session_id": None, "turns": [], "diff": ""}))
+                print(
+                    json.dumps(
+                        {
+                            "status": "already_passing",
+                            "passed": True,
+                            "session_id": None,
+                            "turns": [],
+                            "diff": "",
+                            "applied": False,
+                        }
+                    )
+                )
             return 0
-        problem = debug_problem(file, args.test, root, feedback.render(before))
-        say(
-            f"{problem.target_file} in {problem.project_dir}: {sum(t.passed for t in before.tests)}"
-            f"/{len(before.tests)} tests pass now"
-        )
-        client = open_client(settings, args.model, progress=None if args.json else to_stderr)
-        client.logit_bias = None  # the user's files keep their docstrings (model.suppress_docstrings is for tasks)
-        live = printer(args, loop.turns, 0, 0)
-        with open_store(settings) as store, sigterm_as_interrupt():
-            session = record(Session(problem, client, sandbox, loop, source="debug", stream=live is not None), store)
-            if live is not None:
-                session.subscribe(live)
-            session.run()
+        passed = sum(t.passed for t in before.tests)
+        say(f"{problem.target_file} in {problem.project_dir}: {passed}/{len(before.tests)} tests pass now")
+        session = _session(args, settings, problem, sandbox, before, limits)
+        _go(args, settings, session)
     finally:
         sandbox.close()
-    return _report(args, file, original, session)
+    return _report(args, settings, file, problem.starter_code, session)
 
 
-def _report(args: argparse.Namespace, file: Path, original: str, session: Session) -> int:
+def _no_target(result: RunResult, test_command: str) -> str:
+    error = fails.run_error(result, test_command)
+    if error is not None:
+        return error
+    if result.all_passed:
+        return f"the tests already pass ({fails.summary(result)}); nothing to fix"
+    return "the failing tests do not point at a project file other than the tests; name the file to fix"
+
+
+def _run_tests(sandbox: object, problem: Problem, program: str, limits: Limits) -> RunResult:
+    result = sandbox.run(program, [], "pytest", limits=limits, project=problem.project())  # type: ignore[attr-defined]
+    error = fails.run_error(result, str(problem.test_command))
+    if error is not None:
+        raise UserError(error)
+    return result
+
+
+def _session(
+    args: argparse.Namespace, settings: Settings, problem: Problem, sandbox: object, before: RunResult, limits: Limits
+) -> Session:
+    loop = settings.loop.with_turns(args.turns)
+    client = open_client(settings, args.model, progress=None if args.json else to_stderr)
+    client.logit_bias = None  # the user's files keep their docstrings (model.suppress_docstrings is for tasks)
+    edit_format = args.edit_format or settings.debug.edit_format
+    box = _LimitedRunner(sandbox, limits)
+    if edit_format == WHOLE_FILE:
+        return Session(
+            problem, client, box, loop, source="debug", stream=not args.json, meta={"edit_format": WHOLE_FILE}
+        )
+    debug = settings.debug.model_copy(update={"edit_format": edit_format})
+    return DebugSession(
+        problem, client, box, loop, debug, budget_for(client, settings), before, source="debug", stream=not args.json
+    )
+
+
+class _LimitedRunner:
+    """The sandbox with the debug command's whole-run time limit on every run."""
+
+    def __init__(self, sandbox: object, limits: Limits) -> None:
+        self.sandbox, self.limits = sandbox, limits
+
+    def run(
+        self, program: str, tests: list, kind: str, limits: Limits | None = None, project: object = None
+    ) -> RunResult:
+        return self.sandbox.run(program, tests, kind, limits=self.limits, project=project)  # type: ignore[attr-defined]
+
+
+def _go(args: argparse.Namespace, settings: Settings, session: Session) -> None:
+    live = printer(args, session.settings.turns, 0, 0)
+    with open_store(settings) as store, sigterm_as_interrupt():
+        record(session, store)
+        if live is not None:
+            session.subscribe(live)
+        session.run()
+
+
+def _resume(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
+        found = store.sessions(source="debug")
+        if not found:
+            raise UserError("there is no stored debug session to resume")
+        record_ = store.session(found[-1].id if args.resume == "last" else args.resume)
+    problem = record_.problem
+    if problem is None or problem.kind != "pytest" or not problem.target_file:
+        raise UserError(f"session {record_.id} is not a debug session")
+    file = Path(str(problem.project_dir)) / str(problem.target_file)
+    sandbox = open_sandbox(settings)
+    try:
+        limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
+        before = _run_tests(sandbox, problem, problem.starter_code, limits)
+        args.edit_format = args.edit_format or (record_.meta or {}).get("edit_format")
+        session = _session(args, settings, problem, sandbox, before, limits)
+        session.id, session.turns = record_.id, list(record_.turns)
+        turns = args.turns or settings.loop.turns
+        with open_store(settings) as store, sigterm_as_interrupt():
+            store.set_status(record_.id, "running")
+            record(session, store)
+            live = printer(args, len(session.turns) + turns, 0, 0)
+            if live is not None:
+                session.subscribe(live)
+            session.run(max_turns=len(session.turns) + turns)
+    finally:
+        sandbox.close()
+    return _report(args, settings, file, problem.starter_code, session)
+
+
+def _report(args: argparse.Namespace, settings: Settings, file: Path, original: str, session: Session) -> int:
     best = best_turn(session.turns)
     fixed = best.program if best else None
     diff = unified_diff(original, fixed, str(session.problem.target_file)) if fixed else ""
     passed = bool(best and best.passed_public)
-    backup = apply_fix(file, fixed) if args.apply and passed and fixed and diff else None
+    backup = (
+        apply_change(file, fixed, _journal(settings), args.force) if args.apply and passed and fixed and diff else None
+    )
     if args.json:
         print(
             json.dumps(
                 session_json(session)
                 | {
-                    "diff": diff,
                     "passed": passed,
+                    "diff": diff,
                     "applied": backup is not None,
                     "backup": str(backup) if backup else None,
+                    "file": str(file),
                 }
             )
         )
@@ -93,7 +240,7 @@ def _report(args: argparse.Namespace, file: Path, original: str, session: Sessio
         if diff:
             print("\n" + diff, end="")
         if backup:
-            print(f"\nwrote {file} (backup: {backup})")
+            print(f"\nwrote {file} (backup: {backup}); `cobalt debug --undo` restores it")
         elif passed and diff:
             print(f"\nrun again with --apply to write this fix to {file}")
     if args.apply and not passed:

@@ -45,8 +45,12 @@ def debug_problem(
         raise ProblemError(f"{file} is not inside the project {root}") from None
     try:
         content = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProblemError(f"{file}: cannot be read ({exc})") from None
+    except UnicodeDecodeError:
+        raise ProblemError(f"{file} is not UTF-8 text; cobalt debug fixes Python source files") from None
+    except OSError as exc:
+        raise ProblemError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+    if "\x00" in content:
+        raise ProblemError(f"{file} is a binary file; cobalt debug fixes Python source files")
     statement = (
         f"The tests of the project `{root.name}` fail. Fix the file `{target}` so that "
         f"the command `{test_command}` passes. Change only what is needed."
@@ -65,6 +69,26 @@ def debug_problem(
         source="debug",
         project_dir=str(root),
         target_file=str(target),
+        test_command=test_command,
+    )
+
+
+def probe_problem(root: Path, test_command: str, probe_file: str) -> Problem:
+    """A pytest-kind problem that runs the project's tests unchanged (its target is a new, empty
+    file in the sandbox's copy), to find which file the failures point at."""
+    if not test_command.strip():
+        raise ProblemError('the test command is empty; pass it with --test "python -m pytest -q"')
+    return Problem(
+        id=f"debug-probe:{root.name}",
+        title=root.name,
+        statement="",
+        kind="pytest",
+        starter_code="",
+        public_tests=[],
+        hidden_tests=[],
+        source="debug",
+        project_dir=str(root),
+        target_file=probe_file,
         test_command=test_command,
     )
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.interfaces import ChatModel, EventSink, Runner
 from assistant.loop import extract, feedback, prompts
+from assistant.loop.sanitize import graded_program
 from assistant.problems.schema import Problem
 from assistant.serving.chat import ChatResult, LLMError
 from assistant.settings import LoopSettings
@@ -85,9 +86,13 @@ class SessionEnded:
 Event = TurnStarted | TokenStreamed | ProgramExtracted | TurnFinished | SessionEnded
 
 
-def run_public_and_hidden(sandbox: Runner, problem: Problem, program: str) -> tuple[RunResult, RunResult]:
-    """Run `program` once on public + hidden tests; return (public, hidden) results.
-    Raises SandboxError when the sandbox itself failed."""
+def run_public_and_hidden(
+    sandbox: Runner, problem: Problem, program: str, sanitize: bool = True
+) -> tuple[RunResult, RunResult]:
+    """Run `program` once on public + hidden tests; return (public, hidden) results. With
+    `sanitize`, a function answer runs without the module-level code the model added around it
+    (`assistant.loop.sanitize`). Raises SandboxError when the sandbox itself failed."""
+    program = graded_program(program, problem.kind, sanitize)
     if problem.kind == "pytest":
         result = sandbox.run(program, problem.public_tests, "pytest", project=problem.project())
         _check(result)
@@ -279,24 +284,28 @@ class Session:
             earlier.add(extract.code_key(self.problem.starter_code))
         return earlier
 
-    @staticmethod
-    def _is_repeat(reply: str, earlier: set[str]) -> bool:
-        program = extract.code(reply)
+    def _is_repeat(self, reply: str, earlier: set[str]) -> bool:
+        program, _ = self.program_of(reply)
         return program is not None and extract.code_key(program) in earlier
+
+    def program_of(self, reply: str) -> tuple[str | None, str]:
+        """The program a reply gives, or None and the feedback that says why there is none."""
+        return extract.code(reply), feedback.NO_CODE
+
+    def feedback_for(self, public: RunResult) -> str:
+        """The feedback text of a run of the public tests."""
+        loop = self.settings
+        return feedback.render(public, field_chars=loop.feedback_field_chars, timeout_s=loop.timeout_s)
 
     def _execute(self, index: int, messages: list[Message], reply: str, author: str) -> Turn:
         sid = self._start()
-        program = extract.code(reply)
+        program, text = self.program_of(reply)
         earlier = self._earlier_programs()
         self._emit(ProgramExtracted(sid, index, program, program is not None and extract.code_key(program) in earlier))
         public = hidden = None
-        if program is None:
-            text = feedback.NO_CODE
-        else:
-            public, hidden = run_public_and_hidden(self.sandbox, self.problem, program)
-            text = feedback.render(
-                public, field_chars=self.settings.feedback_field_chars, timeout_s=self.settings.timeout_s
-            )
+        if program is not None:
+            public, hidden = run_public_and_hidden(self.sandbox, self.problem, program, self.settings.sanitize_answers)
+            text = self.feedback_for(public)
         return Turn(
             index=index,
             messages=messages,

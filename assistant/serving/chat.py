@@ -91,6 +91,7 @@ class ChatClient:
         self.repeat_stop = repeat_stop
         self.logit_bias = logit_bias  # token id -> bias, sent with every request (assistant.serving.token_bias)
         self.adapter_version: str | None = None  # the served LoRA adapter, when there is one
+        self.tokenizer_dir: str | None = None  # a locally served model's checkpoint (token counts)
 
     def request_kwargs(self, messages: Messages) -> dict[str, Any]:
         """Extra litellm arguments for one request (a hook for tests and providers)."""

@@ -59,6 +59,7 @@ def resolve_client(
             logit_bias=local_bias(settings, info.model_path),
         )
         client.adapter_version = info.merged
+        client.tokenizer_dir = str(info.model_path)
         return client
     target = info.model if adapter in (None, "base") else adapter
     if adapter not in (None, "base"):
@@ -82,6 +83,7 @@ def resolve_client(
         logit_bias=local_bias(settings, info.model_path),
     )
     client.adapter_version = None if target == info.model else target
+    client.tokenizer_dir = str(info.model_path)
     return client
 
 

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from assistant.interfaces import BatchRunner
 from assistant.loop import extract
 from assistant.loop.repetition import degenerate
+from assistant.loop.sanitize import graded_program
 from assistant.problems.schema import Problem
 from sandbox.api import Job, Limits
 from trainer.train_settings import RewardSettings
@@ -177,7 +178,13 @@ class SandboxReward:
                 index[key] = len(jobs)
                 tests = [] if prob.kind == "pytest" else prob.all_tests()
                 jobs.append(
-                    Job(program=program, tests=tests, kind=prob.kind, limits=self.limits, project=prob.project())
+                    Job(
+                        program=graded_program(program, prob.kind),
+                        tests=tests,
+                        kind=prob.kind,
+                        limits=self.limits,
+                        project=prob.project(),
+                    )
                 )
             slots.append(index[key])
         results, reruns = run_with_retries(self.sandbox, jobs, s.sandbox_retries, s.retry_wait_s) if jobs else ([], 0)

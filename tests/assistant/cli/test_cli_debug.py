@@ -4,6 +4,7 @@ sandbox; the user's file changes only with --apply, after a backup."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,149 @@ def test_debug_bad_input(cobalt_home: Path, project: Path, capsys: pytest.Captur
         err = capsys.readouterr().err
         assert err.startswith("cobalt: error: ") and message in err and err.count("\n") == 1
     assert project_root(project / "tests" / "test_calc.py") == project.resolve()
+
+
+CRASHING = "def ratio(a, b):\n    return a / b\n\n\ndef mean(xs):\n    return ratio(sum(xs), len(xs) - len(xs))\n"
+MEAN_FIXED = "def mean(xs):\n    return ratio(sum(xs), len(xs))"
+
+
+@pytest.fixture
+def stats_project(tmp_path: Path) -> Path:
+    root = tmp_path / "stats-project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'stats'\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "stats.py").write_text(CRASHING)
+    (root / "tests" / "test_stats.py").write_text(
+        "from pkg.stats import mean, ratio\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n\n"
+        "def test_ratio():\n    assert ratio(6, 3) == 2\n"
+    )
+    return root
+
+
+def test_without_a_file_the_failing_frames_name_it_and_the_model_sees_the_function_in_full(
+    cobalt_home: Path, stats_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = ScriptedClient([answer(MEAN_FIXED)])
+    use_model(monkeypatch, client)
+    monkeypatch.chdir(stats_project)
+    assert main(["debug", "--test", "python -m pytest -q", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] and result["file"].endswith("pkg/stats.py") and not result["applied"]
+    assert "-    return ratio(sum(xs), len(xs) - len(xs))\n+    return ratio(sum(xs), len(xs))\n" in result["diff"]
+    prompt = client.calls[0]["messages"][1]["content"]
+    assert "Failing test: tests/test_stats.py::test_mean" in prompt and "ZeroDivisionError" in prompt
+    assert "pkg/stats.py:6: in mean" in prompt and "`mean` (lines 5-6)" in prompt
+    assert (stats_project / "pkg" / "stats.py").read_text() == CRASHING
+
+
+def test_an_edit_that_does_not_apply_is_the_next_feedback_with_the_current_code(
+    cobalt_home: Path, stats_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    miss = "<<<<<<< SEARCH\n    return total / count\n=======\n    return 0\n>>>>>>> REPLACE"
+    hit = (
+        "<<<<<<< SEARCH\n    return ratio(sum(xs), len(xs) - len(xs))\n=======\n"
+        "    return ratio(sum(xs), len(xs))\n>>>>>>> REPLACE"
+    )
+    client = ScriptedClient([miss, hit])
+    use_model(monkeypatch, client)
+    target = str(stats_project / "pkg" / "stats.py")
+    assert main(["debug", target, "--test", "python -m pytest -q", "--edit-format", "search_replace", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] and len(result["turns"]) == 2
+    second = client.calls[1]["messages"][1]["content"]
+    assert "could not be applied: the SEARCH part of block 1 does not match the current code" in second
+    assert "len(xs) - len(xs)" in second and "SEARCH/REPLACE" in second
+
+
+def test_undo_restores_the_last_applied_fix_once(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_model(monkeypatch, ScriptedClient([answer(FIXED)]))
+    assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--apply"]) == 0
+    assert (project / "calc.py").read_text() == FIXED and "cobalt debug --undo" in capsys.readouterr().out
+    assert main(["debug", "--undo"]) == 0
+    assert (project / "calc.py").read_text() == BROKEN and not (project / "calc.py.orig").exists()
+    assert main(["debug", "--undo"]) == 1
+    assert "there is no applied change to undo" in capsys.readouterr().err
+
+
+def test_apply_refuses_a_file_with_uncommitted_git_changes_unless_forced(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=project, check=True)
+    edited = BROKEN + "\n# my own edit\n"
+    (project / "calc.py").write_text(edited)
+    use_model(monkeypatch, ScriptedClient([answer(FIXED)]))
+    argv = ["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--apply"]
+    assert main(argv) == 1
+    assert "calc.py has uncommitted changes; commit or stash them first" in capsys.readouterr().err
+    assert (project / "calc.py").read_text() == edited
+    use_model(monkeypatch, ScriptedClient([answer(FIXED)]))
+    assert main([*argv, "--force"]) == 0
+    assert (project / "calc.py").read_text() == FIXED + "\n# my own edit\n"  # only `mul` was replaced
+    assert (project / "calc.py.orig").read_text() == edited
+
+
+def test_resume_last_continues_the_stored_debug_session(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_model(monkeypatch, ScriptedClient([answer("def mul(a, b):\n    return a - b")]))
+    assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--turns", "1"]) == 1
+    use_model(monkeypatch, ScriptedClient([answer(FIXED)]))
+    assert main(["debug", "--resume", "last", "--turns", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["passed"] and len(result["turns"]) == 2
+    with Store.open() as store:
+        (stored,) = store.sessions()
+        assert (stored.status, len(store.turns(stored.id))) == ("passed", 2)
+
+
+BAD_INPUTS = [
+    ("binary", "is a binary file"),
+    ("latin1", "is not UTF-8 text"),
+    ("outside", "is not inside the project"),
+    ("missing-command", "the test command was not found in the sandbox"),
+    ("no-tests", "collected no tests"),
+    ("hang", "did not finish within its time limit"),
+]
+
+
+@pytest.mark.parametrize("case, sentence", BAD_INPUTS, ids=[c for c, _ in BAD_INPUTS])
+def test_bad_input_is_one_sentence_with_a_json_result_and_the_tree_unchanged(
+    case: str,
+    sentence: str,
+    cobalt_home: Path,
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    idle = ScriptedClient([])
+    use_model(monkeypatch, idle)
+    monkeypatch.setenv("COBALT__DEBUG__TEST_TIMEOUT_S", "3")
+    file, command, extra = project / "calc.py", "python -m pytest -q", []
+    if case == "binary":
+        (project / "blob.py").write_bytes(b"\x00\x01print(1)\n")
+        file = project / "blob.py"
+    elif case == "latin1":
+        (project / "old.py").write_bytes("s = 'caf\xe9'\n".encode("latin-1"))
+        file = project / "old.py"
+    elif case == "outside":
+        extra = ["--project", str(tmp_path / "elsewhere")]
+        (tmp_path / "elsewhere").mkdir()
+    elif case == "missing-command":
+        command = "no-such-test-runner --all"
+    elif case == "no-tests":
+        command = "python -m pytest -q -k nothing_matches_this"
+    elif case == "hang":
+        command = "python -c 'import time; time.sleep(60)'"
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    assert main(["debug", str(file), "--test", command, "--json", *extra]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "error" and sentence in out["error"] and "\n" not in out["error"]
+    assert idle.calls == [] and {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before

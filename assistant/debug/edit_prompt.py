@@ -1,0 +1,97 @@
+"""The prompt of one debugging turn, rebuilt each turn from the file as it stands: the failing test
+(name, message, short traceback), the implicated code in full and the rest of the file as an
+outline, and how to answer. It is sized to the served model's context with room for the answer:
+the traceback is cut, then fewer spans are shown in full, then the outline is thinned; a file
+whose implicated code cannot fit even so is refused in one sentence (`DoesNotFit`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from assistant.config_files import prompt_catalog
+from assistant.debug import failures as fails
+from assistant.debug.file_view import KEPT_ONLY, OUTLINE, SIGNATURES, render
+from assistant.debug.localize import Span
+from assistant.errors import UserError
+from assistant.interfaces import Message
+from assistant.loop.prompts import system_message
+
+MARGIN_TOKENS = 32  # the chat template's own tokens around the messages
+
+
+class DoesNotFit(UserError):
+    """Even the implicated code alone does not fit in the model's context."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Tokens: the model's context, the room kept for the reply, and how text is counted."""
+
+    context_tokens: int
+    answer_tokens: int
+    count: Callable[[str], int]
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.context_tokens - self.answer_tokens - MARGIN_TOKENS
+
+    def tokens(self, messages: list[Message]) -> int:
+        return sum(self.count(m["content"]) + 4 for m in messages)
+
+
+@dataclass(frozen=True)
+class TurnView:
+    """What one debugging turn shows: the file, its project path, the test command, the failure."""
+
+    source: str
+    target: str
+    test_command: str
+    failure: fails.Failure | None
+    summary: str
+    note: str = ""  # e.g. why the previous edit did not apply
+
+
+def _user(view: TurnView, spans: list[Span], detail: int, failure_chars: int, edit_format: str) -> str:
+    parts = []
+    if view.note:
+        parts.append(view.note)
+    parts.append(f"The test command `{view.test_command}` fails on the project ({view.summary}).")
+    if view.failure is not None:
+        parts.append(fails.render(view.failure, failure_chars))
+    where = ", ".join(f"`{s.qualname}` (lines {s.start}-{s.end})" for s in spans)
+    shown = (
+        f"The failing test points at {where}. Here is `{view.target}` with that code in full and the rest "
+        "as an outline (`...` marks code left out):"
+        if spans
+        else f"Here is `{view.target}`:"
+    )
+    parts += [shown, f"```python\n{render(view.source, spans, detail) if spans else view.source}```"]
+    parts.append(prompt_catalog().debug_format(edit_format))
+    return "\n\n".join(parts)
+
+
+def build(view: TurnView, spans: list[Span], budget: Budget, edit_format: str, failure_chars: int) -> list[Message]:
+    """The messages of the turn, within `budget.prompt_tokens`; DoesNotFit when impossible."""
+    tries = [(spans, OUTLINE, failure_chars), (spans, OUTLINE, failure_chars // 3)]
+    for k in range(len(spans), 0, -1):
+        tries += [(spans[:k], SIGNATURES, failure_chars // 3), (spans[:k], KEPT_ONLY, failure_chars // 3)]
+    if not spans:  # nothing localized: the whole file
+        tries = [([], OUTLINE, failure_chars), ([], OUTLINE, failure_chars // 3)]
+    messages: list[Message] = []
+    for keep, detail, chars in tries:
+        messages = [system_message(), {"role": "user", "content": _user(view, keep, detail, chars, edit_format)}]
+        if budget.tokens(messages) <= budget.prompt_tokens:
+            return messages
+    need = budget.tokens(messages)
+    if not spans:
+        raise DoesNotFit(
+            f"the failing tests do not point at a function of {view.target} and the whole file does not fit in the "
+            f"model's context ({need} tokens for the prompt, {budget.prompt_tokens} available)"
+        )
+    raise DoesNotFit(
+        f"{view.target} does not fit in the model's context even as an outline around the failing code "
+        f"({need} tokens for the prompt, {budget.prompt_tokens} available with {budget.answer_tokens} kept for the "
+        "answer); use a model with a longer context (server.max_model_len)"
+    )

@@ -1,0 +1,188 @@
+"""Edits as answers: a reply changes a file by (a) whole function or method definitions that replace
+the ones of the same name (`functions`), or (b) SEARCH/REPLACE blocks matched exactly, then with
+indentation and trailing blanks ignored (`search_replace`, aider's format). The edited file must
+parse; an edit that does not apply or does not parse is returned as a one-sentence error that the
+loop sends back as feedback with the current code, never raised.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+from assistant.debug.localize import spans
+from assistant.loop import extract
+
+FUNCTIONS, SEARCH_REPLACE = "functions", "search_replace"
+FORMATS = (FUNCTIONS, SEARCH_REPLACE)
+BLOCK = re.compile(
+    r"^<{5,9} ?SEARCH[^\n]*\n(?P<search>.*?)^={5,9}[ \t]*\n(?P<replace>.*?)^>{5,9} ?REPLACE[^\n]*$",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+@dataclass
+class EditResult:
+    source: str | None  # the edited file, or None when the edit failed
+    error: str | None = None
+    changed: list[str] = field(default_factory=list)  # what was replaced or added
+
+
+def _parses(source: str) -> str | None:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    return None
+
+
+def _finish(source: str, changed: list[str]) -> EditResult:
+    problem = _parses(source)
+    if problem is not None:
+        return EditResult(None, f"the edited file does not parse ({problem})")
+    return EditResult(source, None, changed)
+
+
+def _indented(code: str, indent: str) -> list[str]:
+    body = textwrap.dedent(code).strip("\n").splitlines()
+    return [(indent + line if line.strip() else "") + "\n" for line in body]
+
+
+def _segment(reply_code: str, node: ast.AST) -> str:
+    lines = reply_code.splitlines()
+    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])  # type: ignore[attr-defined]
+    return "\n".join(lines[start - 1 : node.end_lineno])  # type: ignore[attr-defined]
+
+
+def _after_imports(source: str) -> int:
+    """The line index after the module's last top-level import (0 when none or unparsable)."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return 0
+    return max((n.end_lineno or 0 for n in body if isinstance(n, (ast.Import, ast.ImportFrom))), default=0)
+
+
+def apply_functions(source: str, reply: str) -> EditResult:
+    """Replace each function or method the reply defines; add new ones and missing imports."""
+    code = "\n\n".join(extract.python_blocks(reply)) or None
+    if code is None:
+        return EditResult(None, "the reply holds no ```python block with the changed functions")
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except SyntaxError as exc:
+        return EditResult(None, f"the reply's code does not parse (line {exc.lineno}: {exc.msg})")
+    code = textwrap.dedent(code)
+    lines = source.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    existing = spans(source)
+    replacements: list[tuple[int, int, list[str], str]] = []  # (start, end, new lines, name), 1-based inclusive
+    appended: list[str] = []
+    imports: list[str] = []
+
+    def indent_of(line_no: int) -> str:
+        text = lines[line_no - 1]
+        return text[: len(text) - len(text.lstrip())]
+
+    def place(name: str, owner: str | None, segment: str) -> None:
+        candidates = [s for s in existing if s.name == name and s.kind != "class"]
+        if owner is not None:
+            candidates = [s for s in candidates if s.qualname == f"{owner}.{name}"]
+        elif len(candidates) > 1:
+            candidates = [s for s in candidates if s.kind == "function"] or candidates
+        if len(candidates) == 1:
+            span = candidates[0]
+            replacements.append((span.start, span.end, _indented(segment, indent_of(span.start)), span.qualname))
+        elif owner is None:
+            appended.append(segment)
+        else:
+            cls = next((s for s in existing if s.qualname == owner), None)
+            if cls is None:
+                appended.append(segment)
+            else:
+                replacements.append((cls.end + 1, cls.end, ["\n"] + _indented(segment, "    "), f"{owner}.{name}"))
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            place(node.name, None, _segment(code, node))
+        elif isinstance(node, ast.ClassDef):
+            if not any(s.qualname == node.name for s in existing):
+                appended.append(_segment(code, node))
+                continue
+            for sub in node.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    place(sub.name, node.name, _segment(code, sub))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            line = ast.unparse(node)
+            if line not in {ln.strip() for ln in lines}:
+                imports.append(line + "\n")
+    if not replacements and not appended:
+        return EditResult(None, "the reply defines no function or method to put in place")
+    names = [name for *_, name in replacements]
+    if len(set(names)) != len(names):
+        return EditResult(None, "the reply defines the same function twice")
+    for start, end, new, _ in sorted(replacements, key=lambda r: r[0], reverse=True):
+        lines[start - 1 : end] = new
+    for segment in appended:
+        lines += ["\n", "\n"] + _indented(segment, "")
+    if imports:
+        at = _after_imports("".join(lines))
+        lines[at:at] = imports
+    return _finish("".join(lines), names + [f"added {len(appended)} definition(s)"] * bool(appended))
+
+
+def _loose_find(lines: list[str], search: list[str]) -> list[int]:
+    """Start indices where `search` matches `lines` ignoring indentation and trailing blanks."""
+    want = [s.strip() for s in search]
+    return [i for i in range(len(lines) - len(want) + 1) if [ln.strip() for ln in lines[i : i + len(want)]] == want]
+
+
+def _reindent(replace: list[str], search_first: str, found_first: str) -> list[str]:
+    have = found_first[: len(found_first) - len(found_first.lstrip())]
+    gave = search_first[: len(search_first) - len(search_first.lstrip())]
+    out = []
+    for line in replace:
+        body = line[len(gave) :] if line.startswith(gave) else line.lstrip()
+        out.append(have + body if line.strip() else "\n")
+    return out
+
+
+def apply_search_replace(source: str, reply: str) -> EditResult:
+    """Apply every SEARCH/REPLACE block in order; each SEARCH must match exactly one place."""
+    found = list(BLOCK.finditer(reply))
+    if not found:
+        return EditResult(None, "the reply holds no SEARCH/REPLACE block")
+    changed = []
+    for number, block in enumerate(found, 1):
+        search, replace = block["search"], block["replace"]
+        if not search.strip():
+            return EditResult(None, f"SEARCH/REPLACE block {number} has an empty SEARCH part")
+        count = source.count(search)
+        if count == 1:
+            source = source.replace(search, replace, 1)
+        elif count > 1:
+            return EditResult(None, f"the SEARCH part of block {number} matches {count} places; include more lines")
+        else:
+            lines = source.splitlines(keepends=True)
+            wanted = search.splitlines(keepends=True)
+            while wanted and not wanted[-1].strip():
+                wanted.pop()
+            starts = _loose_find(lines, wanted)
+            if len(starts) != 1:
+                return EditResult(None, f"the SEARCH part of block {number} does not match the current code")
+            at = starts[0]
+            new = _reindent(replace.splitlines(keepends=True), wanted[0], lines[at])
+            lines[at : at + len(wanted)] = [ln if ln.endswith("\n") else ln + "\n" for ln in new]
+            source = "".join(lines)
+        changed.append(f"block {number}")
+    return _finish(source, changed)
+
+
+def apply_reply(source: str, reply: str, edit_format: str) -> EditResult:
+    """The file after the reply's edit, in `edit_format`."""
+    if edit_format == SEARCH_REPLACE:
+        return apply_search_replace(source, reply)
+    return apply_functions(source, reply)

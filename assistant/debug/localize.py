@@ -1,0 +1,108 @@
+"""Where in a file the failing tests point: the functions and methods (AST spans) that the failing
+frames run through, or, when no frame enters the file (an assert on a wrong return value), the ones
+the failing tests call by name; and which project file to fix when the user names none (the deepest
+failing frame in a project file that is not a test file).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from assistant.debug.failures import Failure
+
+WORD = re.compile(r"[A-Za-z_]\w*")
+TEST_DIRS = {"tests", "test", "testing"}
+
+
+@dataclass(frozen=True)
+class Span:
+    """A top-level function or class, or a method (`qualname` Class.method); lines are 1-based and
+    inclusive, decorators included."""
+
+    name: str
+    qualname: str
+    kind: str  # function | class | method
+    start: int
+    end: int
+
+    def contains(self, line: int) -> bool:
+        return self.start <= line <= self.end
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start + 1
+
+
+def _span(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str, owner: str = "") -> Span:
+    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    qualname = f"{owner}.{node.name}" if owner else node.name
+    return Span(node.name, qualname, kind, start, node.end_lineno or node.lineno)
+
+
+def spans(source: str) -> list[Span]:
+    """Every top-level function and class of `source`, and every method of those classes."""
+    out: list[Span] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(_span(node, "function"))
+        elif isinstance(node, ast.ClassDef):
+            out.append(_span(node, "class"))
+            out += [
+                _span(sub, "method", node.name)
+                for sub in node.body
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+    return out
+
+
+def innermost(all_spans: list[Span], line: int) -> Span | None:
+    """The smallest span holding `line` (a method rather than its class)."""
+    holding = [s for s in all_spans if s.contains(line)]
+    return min(holding, key=lambda s: s.size) if holding else None
+
+
+def _by_frames(all_spans: list[Span], target: str, failure: Failure) -> list[Span]:
+    inside = [f for f in failure.frames if f.path == target]
+    found = [innermost(all_spans, f.line) for f in reversed(inside)]  # the deepest frame first
+    return [s for s in found if s is not None]
+
+
+def _by_names(all_spans: list[Span], failure: Failure) -> list[Span]:
+    words = WORD.findall(failure.text) + WORD.findall(failure.test.rsplit("::", 1)[-1])
+    order = {w: i for i, w in reversed(list(enumerate(words)))}
+    named = [s for s in all_spans if s.name in order and s.kind != "class"]  # functions and methods first
+    taken = {s.name for s in named}
+    named += [s for s in all_spans if s.name in order and s.kind == "class" and s.name not in taken]
+    return sorted(named, key=lambda s: order[s.name])
+
+
+def implicated(source: str, target: str, failures: list[Failure], limit: int = 3) -> list[Span]:
+    """Up to `limit` spans of `source` (the file at project path `target`) that the failing tests
+    implicate, the first failing test's first; [] when none can be told."""
+    all_spans = spans(source)
+    chosen: list[Span] = []
+    for failure in failures:
+        for span in _by_frames(all_spans, target, failure) or _by_names(all_spans, failure):
+            if span not in chosen:
+                chosen.append(span)
+    return chosen[:limit]
+
+
+def is_test_file(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else path
+    return (
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or bool(TEST_DIRS & set(parts))
+    )
+
+
+def pick_target(failures: list[Failure]) -> str | None:
+    """The project file to fix: the deepest failing frame in a relative, non-test path."""
+    for failure in failures:
+        for frame in reversed(failure.frames):
+            if not frame.path.startswith("/") and not is_test_file(frame.path) and "site-packages" not in frame.path:
+                return frame.path
+    return None

@@ -1,0 +1,103 @@
+"""Edits as answers: whole definitions replace the ones of the same name (functions, methods, new
+helpers, missing imports), SEARCH/REPLACE blocks apply exactly or up to indentation; an edit that
+does not match, is ambiguous or does not parse is an error sentence, never an exception."""
+
+from __future__ import annotations
+
+import ast
+
+from assistant.debug.edits import FUNCTIONS, SEARCH_REPLACE, apply_reply
+
+SOURCE = '''"""A small module."""
+import math
+
+RATE = 2
+
+
+def mul(a, b):
+    return a + b
+
+
+class Shape:
+    def __init__(self, r):
+        self.r = r
+
+    def area(self):
+        return math.pi * self.r
+
+
+def untouched():
+    return 1
+'''
+
+
+def _reply(code: str) -> str:
+    return f"The bug is in the operator.\n```python\n{code}\n```\n"
+
+
+def test_a_function_replaces_the_one_of_the_same_name_and_nothing_else() -> None:
+    result = apply_reply(SOURCE, _reply("def mul(a, b):\n    return a * b"), FUNCTIONS)
+    assert result.error is None and result.changed == ["mul"]
+    assert "    return a * b\n" in result.source and "a + b" not in result.source
+    assert result.source.replace("a * b", "a + b") == SOURCE
+
+
+def test_a_method_is_put_back_inside_its_class_given_bare_or_in_its_class() -> None:
+    bare = apply_reply(SOURCE, _reply("def area(self):\n    return math.pi * self.r ** 2"), FUNCTIONS)
+    nested = apply_reply(
+        SOURCE, _reply("class Shape:\n    def area(self):\n        return math.pi * self.r ** 2"), FUNCTIONS
+    )
+    for result in (bare, nested):
+        assert result.error is None and result.changed == ["Shape.area"]
+        assert "    def area(self):\n        return math.pi * self.r ** 2\n" in result.source
+        assert "    def __init__(self, r):\n" in result.source
+        ast.parse(result.source)
+
+
+def test_new_helpers_and_missing_imports_are_added() -> None:
+    code = "import functools\n\ndef mul(a, b):\n    return _times(a, b)\n\ndef _times(a, b):\n    return a * b"
+    result = apply_reply(SOURCE, _reply(code), FUNCTIONS)
+    assert result.error is None
+    assert "import math\nimport functools\n" in result.source
+    assert result.source.rstrip().endswith("def _times(a, b):\n    return a * b")
+
+
+def test_functions_edit_errors_are_sentences() -> None:
+    assert apply_reply(SOURCE, "no code here", FUNCTIONS).error.startswith("the reply holds no ```python block")
+    assert "defines no function" in apply_reply(SOURCE, _reply("print(1)"), FUNCTIONS).error
+    assert "does not parse" in apply_reply(SOURCE, _reply("def mul(a, b:\n    return"), FUNCTIONS).error
+    assert apply_reply(SOURCE, _reply("def mul(a, b):\n    return (a *"), FUNCTIONS).source is None
+
+
+def test_search_replace_applies_exactly() -> None:
+    reply = "Fix:\n<<<<<<< SEARCH\n    return a + b\n=======\n    return a * b\n>>>>>>> REPLACE\n"
+    result = apply_reply(SOURCE, reply, SEARCH_REPLACE)
+    assert result.error is None and "return a * b" in result.source and "return a + b" not in result.source
+
+
+def test_search_replace_matches_up_to_indentation_and_keeps_the_file_indentation() -> None:
+    reply = (
+        "<<<<<<< SEARCH\ndef area(self):\n    return math.pi * self.r\n=======\n"
+        "def area(self):\n    return math.pi * self.r ** 2\n>>>>>>> REPLACE"
+    )
+    result = apply_reply(SOURCE, reply, SEARCH_REPLACE)
+    assert result.error is None
+    assert "    def area(self):\n        return math.pi * self.r ** 2\n" in result.source
+
+
+def test_search_replace_that_does_not_match_or_matches_twice_is_an_error() -> None:
+    missing = "<<<<<<< SEARCH\n    return a - b\n=======\n    return a * b\n>>>>>>> REPLACE"
+    assert (
+        apply_reply(SOURCE, missing, SEARCH_REPLACE).error
+        == "the SEARCH part of block 1 does not match the current code"
+    )
+    twice = "<<<<<<< SEARCH\n    return 1\n=======\n    return 2\n>>>>>>> REPLACE"
+    two = "def f():\n    return 1\n\n\ndef g():\n    return 1\n"
+    assert "matches 2 places" in apply_reply(two, twice, SEARCH_REPLACE).error
+    assert apply_reply(SOURCE, "just prose", SEARCH_REPLACE).error == "the reply holds no SEARCH/REPLACE block"
+
+
+def test_search_replace_that_breaks_the_syntax_is_refused() -> None:
+    reply = "<<<<<<< SEARCH\n    return a + b\n=======\n    return a * (b\n>>>>>>> REPLACE"
+    result = apply_reply(SOURCE, reply, SEARCH_REPLACE)
+    assert result.source is None and result.error.startswith("the edited file does not parse")
