@@ -22,6 +22,7 @@ writing files live in `trainer.data.build`; prompts are rendered by `assistant.l
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter
@@ -118,12 +119,19 @@ class PartialPrompt:
     perturbed: bool = False
     feedback_override: list[str] | None = None
     style: PromptStyle = field(default_factory=prompts.style)
+    stored_messages: list[Message] | None = None
+    """A debug session's turn: the messages the model saw, as stored (its prompt is rebuilt from the
+    file each turn, not from a history); `problem.starter_code` is then the file before that turn."""
+    edit_format: str = ""
+    """How a debug turn's reply edits the file (assistant.debug.edits); empty: the reply is a program."""
 
     def history(self) -> list[tuple[str, str]]:
         texts = self.feedback_override or [t.feedback for t in self.turns]
         return [(t.reply, text) for t, text in zip(self.turns, texts)]
 
     def messages(self) -> list[Message]:
+        if self.stored_messages is not None:
+            return [dict(m) for m in self.stored_messages]
         return self.style.build(self.problem, self.history())
 
     def key(self) -> str:
@@ -144,6 +152,7 @@ class PartialPrompt:
             "d": float(self.d),
             "split": split,
             "prompt_tokens": int(tokens or 0),
+            "edit_format": self.edit_format,
         }
 
 
@@ -224,6 +233,32 @@ def first_turn_prompt(task: str, problem: Problem, style: PromptStyle | None = N
     return PartialPrompt(task, problem, None, [], prev_best=0.0, style=style or prompts.style())
 
 
+def debug_prompts(
+    task: str, problem: Problem, traj: Trajectory, edit_format: str, first: int = 0
+) -> list[PartialPrompt]:
+    """A debug session's prompts from turn `first` on: each turn's stored messages, rewarded on the
+    file as it stood before that turn (the user's file, then the last edit that applied)."""
+    out, source = [], problem.starter_code
+    for k, turn in enumerate(traj.turns):
+        if k >= first and turn.messages:
+            state = dataclasses.replace(problem, starter_code=source)
+            prev = max(traj.rates[:k], default=0.0)
+            out.append(
+                PartialPrompt(
+                    task,
+                    state,
+                    traj.session_id if k else None,
+                    traj.turns[:k],
+                    prev,
+                    traj.d,
+                    stored_messages=turn.messages,
+                    edit_format=edit_format,
+                )
+            )
+        source = turn.program if turn.program is not None else source
+    return out
+
+
 @dataclass
 class Selection:
     """The prompts chosen from a set of sessions, before tokenising and perturbing."""
@@ -269,8 +304,13 @@ def select(
         if all(t.rates[0] >= 1.0 for t in trajs):
             stats.add("tasks_too_easy")
             continue
-        train.append(first_turn_prompt(task, problem, style))
-        stats.add("prompts_first_turn")
+        debug = group[0].source == "debug"
+        fmt = (group[0].meta or {}).get("edit_format", "") if debug else ""
+        if debug and fmt == "whole_file":
+            fmt = ""
+        first = debug_prompts(task, problem, trajs[0], fmt)[:1] if debug else [first_turn_prompt(task, problem, style)]
+        train.extend(first)
+        stats.add("prompts_first_turn", len(first))
         stats.add("trajectories", len(trajs))
         changed = [t for t in trajs if t.d > 0]
         stats.add("trajectories_no_change", len(trajs) - len(changed))
@@ -280,12 +320,20 @@ def select(
         stats.add("trajectories_downsampled", len(solved) - len(kept))
         stats.add("trajectories_kept", len(kept))
         for traj in kept:
-            found = partial_prompts(task, problem, traj, traj.context_limit or max_context, stats, style)
+            if debug:
+                found = debug_prompts(task, problem, traj, fmt, first=1)[:max_context]
+            else:
+                found = partial_prompts(task, problem, traj, traj.context_limit or max_context, stats, style)
             stats.add("prompts_partial", len(found))
             train.extend(found)
         smallest = min(trajs, key=lambda t: t.d)  # the first on ties
-        validation.append(first_turn_prompt(task, problem, style))
-        validation.extend(partial_prompts(task, problem, smallest, smallest.context_limit or max_context, style=style))
+        if debug:
+            validation.extend(debug_prompts(task, problem, smallest, fmt)[: max_context + 1])
+        else:
+            validation.append(first_turn_prompt(task, problem, style))
+            validation.extend(
+                partial_prompts(task, problem, smallest, smallest.context_limit or max_context, style=style)
+            )
         val_problems.append(problem)
     return Selection(dedupe(train, stats), dedupe(validation), val_problems, stats)
 

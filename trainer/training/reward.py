@@ -23,6 +23,7 @@ import json
 import threading
 from typing import Any, Callable
 
+from assistant.debug.edits import apply_reply
 from assistant.interfaces import BatchRunner
 from assistant.loop import extract
 from assistant.loop.repetition import degenerate
@@ -89,16 +90,24 @@ def score(
     block_chars: int = 32,
     times: int = 8,
     tampered: bool = False,
+    edit: bool = False,
 ) -> float:
     """The reward of one completion whose program passed `pass_rate` of all tests, after
     earlier turns whose best pass rate was `prev_best` (0 on the first turn).
-    `length_penalty` (<= 0) is added before clipping; a tampered run gets TAMPERED."""
-    if extract.code(completion) is None:
+    `length_penalty` (<= 0) is added before clipping; a tampered run gets TAMPERED. An `edit`
+    completion (a debug turn's edit of a file, assistant.debug.edits) that applied needs no code
+    block of its own and may hold several; only degenerate repetition makes it malformed."""
+    if not edit and extract.code(completion) is None:
         return NO_CODE
     if tampered:
         return TAMPERED
     total = r_step(float(pass_rate), float(prev_best)) + float(length_penalty)
-    if format_problems(completion, thinking=thinking, block_chars=block_chars, times=times):
+    malformed = (
+        degenerate(completion, block_chars, times)
+        if edit
+        else format_problems(completion, thinking=thinking, block_chars=block_chars, times=times)
+    )
+    if malformed:
         total += MALFORMED
     return float(min(1.0, max(-1.0, total)))
 
@@ -159,12 +168,17 @@ class SandboxReward:
         *,
         problem: list[str],
         prev_best: list[float],
+        edit_format: list[str] | None = None,
         log_metric: Callable[[str, float], None] | None = None,
         **_: Any,
     ) -> list[float | None]:
         s = self.settings
         texts = [completion_text(c) for c in completions]
-        programs = [extract.code(t) for t in texts]
+        formats = list(edit_format) if edit_format is not None else [""] * len(texts)
+        programs = [
+            apply_reply(self._problem(blob).starter_code, text, fmt).source if fmt else extract.code(text)
+            for blob, text, fmt in zip(problem, texts, formats)
+        ]
         jobs: list[Job] = []
         index: dict[tuple[str, str], int] = {}  # identical programs on one problem run once
         slots: list[int | None] = []
@@ -212,7 +226,8 @@ class SandboxReward:
                 rewards.append(None)
                 batch["faults_dropped"] += 1
                 continue
-            if format_problems(text, thinking=s.thinking, block_chars=s.repeat_block_chars, times=s.repeat_times):
+            checks = dict(block_chars=s.repeat_block_chars, times=s.repeat_times)
+            if degenerate(text, **checks) if formats[i] else format_problems(text, thinking=s.thinking, **checks):
                 batch["malformed"] += 1
             batch["tampered"] += int(result.tampered)
             batch["flagged"] += int(bool(result.flags))
@@ -226,6 +241,7 @@ class SandboxReward:
                     block_chars=s.repeat_block_chars,
                     times=s.repeat_times,
                     tampered=result.tampered,
+                    edit=bool(formats[i]),
                 )
             )
             batch["scored"] += 1

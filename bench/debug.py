@@ -1,0 +1,215 @@
+"""`cobalt bench debug`: `cobalt debug` on real bugs in real libraries, edit answers against
+whole-file answers, side by side in one run. Each case of examples/debug/cases.jsonl is a single
+injected bug in a 250-600-line module of a real library, with that library's own test file. For
+each case the modes run one after the other on a fresh copy of the project (greedy, T turns, the
+embedded model by default): `functions` and `search_replace` (the edit modes of
+assistant/debug/) and `whole_file` (the whole file as the answer, as `cobalt debug` did before).
+
+Per mode: the fix rate (every test of the case's command passes) with a 95% interval, the median
+wall time per case, completion and prompt tokens per turn, and context overflows (a request the
+server refused for its length, or a reply cut off by the context). Nothing is stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assistant.debug.debug_session import DebugSession
+from assistant.debug.edit_prompt import DoesNotFit
+from assistant.debug.fix_file import debug_problem
+from assistant.debug.model_budget import budget_for
+from assistant.errors import UserError
+from assistant.loop.session import Session
+from assistant.runtime import open_client, open_sandbox, to_stderr
+from assistant.settings import Settings
+from sandbox.api import Limits, RunResult
+from trainer.eval.bootstrap import ratio_intervals
+
+CASES = Path(__file__).resolve().parents[1] / "examples" / "debug" / "cases.jsonl"
+MODES = ("functions", "search_replace", "whole_file")
+OVERFLOW_WORDS = ("context length", "context window", "maximum context", "max_model_len", "too long")
+HELP = "cobalt debug on real library bugs: edit answers vs whole-file answers (fix rate, time, tokens, overflows)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cases", default=str(CASES), help="cases file (default: examples/debug/cases.jsonl)")
+    parser.add_argument("--modes", default="functions,whole_file", help=f"comma-separated, of: {', '.join(MODES)}")
+    parser.add_argument("--turns", type=int, default=4, help="most turns per case (default 4)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0: all)")
+    parser.add_argument("--model", default=None, help="model (default: config model.name)")
+    parser.add_argument("--out", default=None, help="write every case's outcome to this JSON file")
+
+
+def read_cases(path: Path, limit: int) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise UserError(f"no cases file at {path}")
+    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return cases[:limit] if limit else cases
+
+
+class _Runner:
+    """The sandbox with the debug command's whole-run time limit."""
+
+    def __init__(self, sandbox: Any, limits: Limits) -> None:
+        self.sandbox, self.limits = sandbox, limits
+
+    def run(self, program: str, tests: list, kind: str, limits: Any = None, project: Any = None) -> RunResult:
+        return self.sandbox.run(program, tests, kind, limits=self.limits, project=project)
+
+
+def _buggy_copy(case: dict[str, Any], root: Path, into: Path) -> Path:
+    project = into / case["project"]
+    shutil.copytree(root / case["project"], project)
+    target = project / case["target_file"]
+    text = target.read_text(encoding="utf-8")
+    if text.count(case["search"]) != 1:
+        raise UserError(f"case {case['id']}: its search text does not occur exactly once in {case['target_file']}")
+    target.write_text(text.replace(case["search"], case["replace"], 1), encoding="utf-8")
+    return project
+
+
+def _overflowed(session: Session, context: int) -> bool:
+    if session.error and any(w in session.error.lower() for w in OVERFLOW_WORDS):
+        return True
+    return any(
+        t.finish_reason == "length" and (t.prompt_tokens or 0) + (t.tokens or 0) >= context - 8 for t in session.turns
+    )
+
+
+def run_case(case: dict[str, Any], mode: str, settings: Settings, client: Any, runner: _Runner, turns: int) -> dict:
+    """One case in one mode on a fresh buggy copy; the outcome row."""
+    loop = settings.loop.model_copy(update={"turns": turns, "temperature": [0.0], "top_p": 1.0, "repeat_resamples": 0})
+    with tempfile.TemporaryDirectory(prefix="cobalt-bench-debug-") as tmp:
+        project = _buggy_copy(case, CASES.parent if case.get("root") is None else Path(case["root"]), Path(tmp))
+        problem = debug_problem(project / case["target_file"], case["test_command"], project)
+        start = time.perf_counter()
+        before = runner.run(problem.starter_code, [], "pytest", project=problem.project())
+        if before.all_passed:
+            raise UserError(f"case {case['id']}: the injected bug fails no test")
+        if mode == "whole_file":
+            session = Session(problem, client, runner, loop, source="bench", stream=False)
+        else:
+            debug = settings.debug.model_copy(update={"edit_format": mode})
+            session = DebugSession(
+                problem, client, runner, loop, debug, budget_for(client, settings), before, source="bench", stream=False
+            )
+        error = None
+        try:
+            session.run()
+        except DoesNotFit as exc:
+            error = str(exc)
+        wall = time.perf_counter() - start
+    context = settings.debug.context_tokens or settings.server.max_model_len
+    return {
+        "case": case["id"],
+        "mode": mode,
+        "fixed": session.passed,
+        "turns": len(session.turns),
+        "wall_s": round(wall, 1),
+        "completion_tokens": [t.tokens for t in session.turns],
+        "prompt_tokens": [t.prompt_tokens for t in session.turns],
+        "overflow": _overflowed(session, context) or error is not None,
+        "status": session.status,
+        "error": error or session.error,
+    }
+
+
+def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for mode in modes:
+        mine = [r for r in rows if r["mode"] == mode]
+        fixed = np.array([[float(r["fixed"])] for r in mine]).reshape(-1, 1)
+        (rate,) = ratio_intervals(fixed, np.ones_like(fixed))
+        completion = [t for r in mine for t in r["completion_tokens"] if t]
+        prompt = [t for r in mine for t in r["prompt_tokens"] if t]
+        out[mode] = {
+            "cases": len(mine),
+            "fixed": int(fixed.sum()),
+            "fix_rate": rate.to_dict(),
+            "median_wall_s": statistics.median(r["wall_s"] for r in mine) if mine else None,
+            "median_completion_tokens_per_turn": statistics.median(completion) if completion else None,
+            "median_prompt_tokens_per_turn": statistics.median(prompt) if prompt else None,
+            "overflows": sum(r["overflow"] for r in mine),
+        }
+    return out
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        f"{report['cases']} cases · {report['turns']} turns · greedy · model {report['model']} "
+        f"· {report['wall_s']:.0f} s",
+        f"{'mode':<16}{'fixed':>8}{'fix rate [95% CI]':>26}{'median s/case':>15}{'tok/turn':>10}{'prompt tok':>12}"
+        f"{'overflows':>11}",
+    ]
+    for mode, m in report["modes"].items():
+        r = m["fix_rate"]
+        ci = f"{r['value']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]" if r["value"] is not None else "-"
+        lines.append(
+            f"{mode:<16}{m['fixed']:>5}/{m['cases']:<2}{ci:>26}{m['median_wall_s'] or 0:>15.0f}"
+            f"{m['median_completion_tokens_per_turn'] or 0:>10.0f}{m['median_prompt_tokens_per_turn'] or 0:>12.0f}"
+            f"{m['overflows']:>11}"
+        )
+    for name, value in report["ratios"].items():
+        lines.append(f"{name}: {value:.2f}x" if value is not None else f"{name}: -")
+    return "\n".join(lines)
+
+
+def main(args: argparse.Namespace, settings: Settings) -> int:
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise UserError(f"unknown mode {unknown[0]!r}; choose from {', '.join(MODES)}")
+    cases = read_cases(Path(args.cases), args.limit)
+    client = open_client(settings, args.model, progress=to_stderr)
+    client.logit_bias = None
+    sandbox = open_sandbox(settings)
+    limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
+    runner = _Runner(sandbox, limits)
+    rows: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    try:
+        for i, case in enumerate(cases, 1):
+            for mode in modes:
+                row = run_case(case, mode, settings, client, runner, args.turns)
+                rows.append(row)
+                to_stderr(
+                    f"[{i}/{len(cases)}] {case['id']} {mode}: {'fixed' if row['fixed'] else 'not fixed'} "
+                    f"in {row['turns']} turn(s), {row['wall_s']:.0f} s{' (overflow)' if row['overflow'] else ''}"
+                )
+                if args.out:
+                    Path(args.out).write_text(json.dumps({"rows": rows}, indent=1))
+    finally:
+        sandbox.close()
+    modes_summary = summarize(rows, modes)
+    edit, whole = modes_summary.get(modes[0], {}), modes_summary.get("whole_file", {})
+
+    def ratio(a: Any, b: Any) -> float | None:
+        return round(a / b, 2) if a is not None and b not in (None, 0) else None
+
+    report = {
+        "cases": len(cases),
+        "turns": args.turns,
+        "model": getattr(client, "display_name", None) or settings.model.name,
+        "wall_s": round(time.perf_counter() - start, 1),
+        "modes": modes_summary,
+        "ratios": {
+            f"fix rate {modes[0]} / whole_file": ratio(edit.get("fixed"), whole.get("fixed")),
+            f"median s/case whole_file / {modes[0]}": ratio(whole.get("median_wall_s"), edit.get("median_wall_s")),
+        }
+        if "whole_file" in modes and modes[0] != "whole_file"
+        else {},
+        "rows": rows,
+    }
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1))
+    print(json.dumps({k: v for k, v in report.items() if k != "rows"}) if args.json else render(report))
+    return 0

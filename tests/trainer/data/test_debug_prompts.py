@@ -1,0 +1,71 @@
+"""A stored `cobalt debug` session becomes bandit prompts like any other session: each turn's prompt
+is the messages the model saw, the file before that turn is what an edit applies to, and the
+reward runs the project's test command in the real sandbox (share of its tests that pass)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant.cli import main
+from assistant.problems.schema import Problem
+from assistant.store.trajectory_db import Store
+from tests.assistant.cli.test_cli_solve import use_model
+from tests.assistant.loop_fakes import ScriptedClient, answer
+from trainer.data.dataset import select
+from trainer.training.reward import SandboxReward
+
+pytestmark = pytest.mark.docker
+BROKEN = "def mul(a, b):\n    return a + b\n\n\ndef double(a):\n    return mul(a, 2)\n"
+WRONG = "def mul(a, b):\n    return a - b"
+FIXED = "def mul(a, b):\n    return a * b"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "calc"
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'calc'\n")
+    (root / "calc.py").write_text(BROKEN)
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import double, mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n"
+        "def test_double():\n    assert double(4) == 8\n\ndef test_zero():\n    assert mul(0, 0) == 0\n"
+    )
+    return root
+
+
+def test_a_debug_session_gives_prompts_of_the_messages_it_saw_rewarded_by_the_test_command(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, sandbox
+) -> None:
+    client = ScriptedClient([answer(WRONG), answer(FIXED)])
+    use_model(monkeypatch, client)
+    assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--json"]) == 0
+    with Store.open() as store:
+        (stored,) = store.sessions()
+        record = store.session(stored.id)
+    assert record.source == "debug" and len(record.turns) == 2
+
+    chosen = select([record])
+    first, second = chosen.train  # the first turn's prompt, and the one after the failed edit
+    assert first.messages() == client.calls[0]["messages"] and second.messages() == client.calls[1]["messages"]
+    assert first.problem.starter_code == BROKEN and first.prev_best == 0.0
+    assert second.problem.starter_code == BROKEN.replace("a + b", "a - b")  # the file the second edit changes
+    assert second.prev_best == pytest.approx(1 / 3)  # mul(0, 0) passed with a - b
+    row = second.row("train")
+    assert row["edit_format"] == "functions" and row["prompt"] == client.calls[1]["messages"]
+
+    reward = SandboxReward(sandbox)
+    blobs = [row["problem"]] * 3
+    out = reward(
+        [row["prompt"]] * 3,
+        [answer(FIXED), answer("def mul(a, b):\n    return b - a"), "I cannot tell."],
+        problem=blobs,
+        prev_best=[row["prev_best"]] * 3,
+        edit_format=[row["edit_format"]] * 3,
+    )
+    assert out[0] == 1.0  # every test of the command passes
+    assert out[1] < 0  # no better than before
+    assert out[2] == -1.0  # no edit at all
+    assert Problem.from_dict(json.loads(row["problem"]), "t", check_paths=False).kind == "pytest"
