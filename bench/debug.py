@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from assistant.debug.debug_session import DebugSession
+from assistant.debug.debug_session import DebugSession, LimitedRunner
 from assistant.debug.edit_prompt import DoesNotFit
 from assistant.debug.fix_file import debug_problem
 from assistant.debug.model_budget import budget_for
@@ -31,7 +31,7 @@ from assistant.errors import UserError
 from assistant.loop.session import Session
 from assistant.runtime import open_client, open_sandbox, to_stderr
 from assistant.settings import Settings
-from sandbox.api import Limits, RunResult
+from sandbox.api import Limits
 from trainer.eval.bootstrap import ratio_intervals
 
 CASES = Path(__file__).resolve().parents[1] / "examples" / "debug" / "cases.jsonl"
@@ -56,16 +56,6 @@ def read_cases(path: Path, limit: int) -> list[dict[str, Any]]:
     return cases[:limit] if limit else cases
 
 
-class _Runner:
-    """The sandbox with the debug command's whole-run time limit."""
-
-    def __init__(self, sandbox: Any, limits: Limits) -> None:
-        self.sandbox, self.limits = sandbox, limits
-
-    def run(self, program: str, tests: list, kind: str, limits: Any = None, project: Any = None) -> RunResult:
-        return self.sandbox.run(program, tests, kind, limits=self.limits, project=project)
-
-
 def _buggy_copy(case: dict[str, Any], root: Path, into: Path) -> Path:
     project = into / case["project"]
     shutil.copytree(root / case["project"], project)
@@ -85,7 +75,9 @@ def _overflowed(session: Session, context: int) -> bool:
     )
 
 
-def run_case(case: dict[str, Any], mode: str, settings: Settings, client: Any, runner: _Runner, turns: int) -> dict:
+def run_case(
+    case: dict[str, Any], mode: str, settings: Settings, client: Any, runner: LimitedRunner, turns: int
+) -> dict:
     """One case in one mode on a fresh buggy copy; the outcome row."""
     loop = settings.loop.model_copy(update={"turns": turns, "temperature": [0.0], "top_p": 1.0, "repeat_resamples": 0})
     with tempfile.TemporaryDirectory(prefix="cobalt-bench-debug-") as tmp:
@@ -173,7 +165,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     client.logit_bias = None
     sandbox = open_sandbox(settings)
     limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
-    runner = _Runner(sandbox, limits)
+    runner = LimitedRunner(sandbox, limits)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     try:

@@ -17,8 +17,8 @@ from pathlib import Path
 from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
 from assistant.console import positive_int
 from assistant.debug import failures as fails
-from assistant.debug.applied import apply_change, undo_last
-from assistant.debug.debug_session import DebugSession
+from assistant.debug.applied import apply_change, journal_dir, undo_last
+from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_run
 from assistant.debug.edits import FORMATS
 from assistant.debug.fix_file import best_turn, debug_problem, probe_problem, project_root, unified_diff
 from assistant.debug.localize import pick_target
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _journal(settings: Settings) -> Path:
-    return settings.paths.data_dir / "debug"
+    return journal_dir(settings.paths.data_dir)
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -92,14 +92,14 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
         if file is None:
             probe = probe_problem(root, args.test, PROBE_FILE)
-            before = _run_tests(sandbox, probe, "", limits)
+            before = baseline_run(LimitedRunner(sandbox, limits), probe)
             target = pick_target(fails.failures(before))
             if target is None:
                 raise UserError(_no_target(before, args.test))
             file = root / target
             say(f"the failing tests point at {target}")
         problem = debug_problem(file, args.test, root)
-        before = _run_tests(sandbox, problem, problem.starter_code, limits)
+        before = baseline_run(LimitedRunner(sandbox, limits), problem)
         if before.all_passed:
             say(f"the tests already pass ({fails.summary(before)}); nothing to fix")
             if args.json:
@@ -134,14 +134,6 @@ def _no_target(result: RunResult, test_command: str) -> str:
     return "the failing tests do not point at a project file other than the tests; name the file to fix"
 
 
-def _run_tests(sandbox: object, problem: Problem, program: str, limits: Limits) -> RunResult:
-    result = sandbox.run(program, [], "pytest", limits=limits, project=problem.project())  # type: ignore[attr-defined]
-    error = fails.run_error(result, str(problem.test_command))
-    if error is not None:
-        raise UserError(error)
-    return result
-
-
 def _session(
     args: argparse.Namespace, settings: Settings, problem: Problem, sandbox: object, before: RunResult, limits: Limits
 ) -> Session:
@@ -149,7 +141,7 @@ def _session(
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
     client.logit_bias = None  # the user's files keep their docstrings (model.suppress_docstrings is for tasks)
     edit_format = args.edit_format or settings.debug.edit_format
-    box = _LimitedRunner(sandbox, limits)
+    box = LimitedRunner(sandbox, limits)
     if edit_format == WHOLE_FILE:
         return Session(
             problem, client, box, loop, source="debug", stream=not args.json, meta={"edit_format": WHOLE_FILE}
@@ -158,18 +150,6 @@ def _session(
     return DebugSession(
         problem, client, box, loop, debug, budget_for(client, settings), before, source="debug", stream=not args.json
     )
-
-
-class _LimitedRunner:
-    """The sandbox with the debug command's whole-run time limit on every run."""
-
-    def __init__(self, sandbox: object, limits: Limits) -> None:
-        self.sandbox, self.limits = sandbox, limits
-
-    def run(
-        self, program: str, tests: list, kind: str, limits: Limits | None = None, project: object = None
-    ) -> RunResult:
-        return self.sandbox.run(program, tests, kind, limits=self.limits, project=project)  # type: ignore[attr-defined]
 
 
 def _go(args: argparse.Namespace, settings: Settings, session: Session) -> None:
@@ -194,7 +174,7 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
     sandbox = open_sandbox(settings)
     try:
         limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
-        before = _run_tests(sandbox, problem, problem.starter_code, limits)
+        before = baseline_run(LimitedRunner(sandbox, limits), problem)
         args.edit_format = args.edit_format or (record_.meta or {}).get("edit_format")
         session = _session(args, settings, problem, sandbox, before, limits)
         session.id, session.turns = record_.id, list(record_.turns)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.console import positive_int
@@ -23,17 +24,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("problem", metavar="PROBLEM", nargs="?", help="a problem file (FILE or FILE#ID) or HumanEval/N")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
     parser.add_argument("--turns", type=positive_int, help="most model turns per run (default: config loop.turns)")
+    parser.add_argument("--debug", metavar="FILE", help="debug a file of your project (with --test)")
+    parser.add_argument("--test", metavar="CMD", help='with --debug: the test command, e.g. "python -m pytest -q"')
+    parser.add_argument("--project", help="with --debug: the project root (default: found from FILE)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    debug = getattr(args, "debug", None)
+    if debug and not (getattr(args, "test", None) or "").strip():
+        raise UserError('--debug needs the test command: --test "python -m pytest -q"')
     if not _terminal():
         raise UserError("the TUI needs a terminal; use `cobalt solve PROBLEM` for a headless run")
     from assistant.tui import CobaltApp, Services
 
     services = Services(settings, getattr(args, "model", None))
     loop = settings.loop.with_turns(getattr(args, "turns", None))
-    app = CobaltApp(services, loop, problem=getattr(args, "problem", None))
+    project = Path(args.project).resolve() if getattr(args, "project", None) else None
+    target = (Path(debug).resolve(), args.test, project) if debug else None
+    app = CobaltApp(services, loop, problem=getattr(args, "problem", None), debug=target)
     # SIGTERM/SIGHUP (a closed terminal, `timeout`): stop the loop as ctrl+c in the app does
     previous = {
         sig: signal.signal(sig, lambda *_: app.call_later(app.stop_and_exit)) for sig in (signal.SIGTERM, signal.SIGHUP)

@@ -19,6 +19,11 @@ from assistant.errors import UserError
 JOURNAL = "applied.jsonl"
 
 
+def journal_dir(data_dir: Path) -> Path:
+    """Where the applied changes of `cobalt debug` (CLI and TUI) are logged."""
+    return Path(data_dir) / "debug"
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -14,11 +14,12 @@ from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import apply_reply
 from assistant.debug.localize import implicated
+from assistant.errors import UserError
 from assistant.interfaces import ChatModel, Message, Runner
 from assistant.loop.session import Session
 from assistant.problems.schema import Problem
 from assistant.settings import DebugSettings, LoopSettings
-from sandbox.api import RunResult
+from sandbox.api import Limits, RunResult
 
 EDIT_FAILED = "Your previous edit could not be applied: {why}. The file is unchanged; here it is again."
 STILL_FAILS = "Your previous edit was applied and the file parses, but a test still fails."
@@ -83,3 +84,26 @@ class DebugSession(Session):
         if not failed:
             return f"All tests pass ({fails.summary(public)})."
         return fails.render(failed[0], self.debug.failure_chars)
+
+
+class LimitedRunner:
+    """A sandbox whose every run has the debug command's whole-run limits (debug.test_timeout_s)."""
+
+    def __init__(self, sandbox: Runner, limits: Limits) -> None:
+        self.sandbox, self.limits = sandbox, limits
+
+    @classmethod
+    def of(cls, sandbox: Runner, limits: Limits, debug: DebugSettings) -> "LimitedRunner":
+        return cls(sandbox, Limits(**{**vars(limits), "timeout_s": debug.test_timeout_s}))
+
+    def run(self, program: str, tests: list, kind: str, limits: Any = None, project: Any = None) -> RunResult:
+        return self.sandbox.run(program, tests, kind, limits=self.limits, project=project)  # type: ignore[call-arg]
+
+
+def baseline_run(runner: Runner, problem: Problem) -> RunResult:
+    """The project's test command on the file as given; UserError (one sentence) when it tests nothing."""
+    result = runner.run(problem.starter_code, [], "pytest", project=problem.project())  # type: ignore[call-arg]
+    error = fails.run_error(result, str(problem.test_command))
+    if error is not None:
+        raise UserError(error)
+    return result

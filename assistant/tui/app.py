@@ -25,7 +25,8 @@ from assistant.settings import LoopSettings
 from assistant.store.trajectory import Turn
 from assistant.store.trajectory_db import StoreError
 from assistant.tui.controller import SolveController, describe_error
-from assistant.tui.events import ControllerEvent, RunEnded, RunFailed, ServerProgress, TokensReady
+from assistant.tui.debug_actions import DEBUG_ACTIONS, DebugActions
+from assistant.tui.events import BaselineReady, ControllerEvent, RunEnded, RunFailed, ServerProgress, TokensReady
 from assistant.tui.keys import BINDINGS, MAIN_ACTIONS, help_rows
 from assistant.tui.problem_files import default_solution_path, examples, save_program
 from assistant.tui.screens import (
@@ -50,7 +51,7 @@ from assistant.tui.widgets import (
 )
 
 
-class CobaltApp(App[int]):
+class CobaltApp(DebugActions, App[int]):
     """Solve, watch, edit and resume sessions."""
 
     CSS_PATH = "cobalt.tcss"
@@ -66,11 +67,14 @@ class CobaltApp(App[int]):
         problem: str | None = None,
         cwd: Path | None = None,
         prewarm: bool = True,
+        debug: tuple[Path, str, Path | None] | None = None,
     ) -> None:
-        """`prewarm`: start or find the model server as soon as a problem is open."""
+        """`prewarm`: start or find the model server as soon as a problem is open; `debug`: (FILE,
+        test command, project root or None) opens a debugging session instead of a problem."""
         super().__init__()
         self.controller = SolveController(services, settings or LoopSettings(), self._emit)
         self.initial_problem = problem
+        self.initial_debug = debug
         self.cwd = cwd or Path.cwd()
         self.notices: list[tuple[str, str, str]] = []  # (severity, title, message), for tests and logs
         self._exit_after_run = False
@@ -100,7 +104,9 @@ class CobaltApp(App[int]):
     def on_mount(self) -> None:
         self.paint_status()
         self.run_worker(self.controller.prewarm_sandbox, thread=True, group="prewarm", exit_on_error=False)
-        if self.initial_problem:
+        if self.initial_debug is not None:
+            self.open_debug(*self.initial_debug)
+        elif self.initial_problem:
             self.open_problem(self.initial_problem)
 
     def notify(
@@ -122,8 +128,11 @@ class CobaltApp(App[int]):
         self.notify(message, title=title, severity="error", timeout=15)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Main-screen keys do nothing over a dialog (so the dialog gets them)."""
-        if action in MAIN_ACTIONS and len(self.screen_stack) > 1:
+        """Main-screen keys do nothing over a dialog (so the dialog gets them); the debug keys
+        show only in a debug session."""
+        if action in DEBUG_ACTIONS and not self.debug_open():
+            return False
+        if action in MAIN_ACTIONS | DEBUG_ACTIONS and len(self.screen_stack) > 1:
             return False
         return True
 
@@ -181,9 +190,14 @@ class CobaltApp(App[int]):
                 self.paint_status()
             return
         c.apply(event)
+        if isinstance(event, BaselineReady):
+            self.query_one(ResultsTable).show_run(event.result, "your file, before any edit")
+            self.query_one(ProblemView).show(c.problem, event.implicated)
+            return
         if isinstance(event, TurnStarted):
             self.paint_timeline()
-            self.query_one(ResultsTable).show(None, c.problem)
+            previous = c.turns[-1] if c.turns else None  # stays visible while the next turn runs
+            self.query_one(ResultsTable).show(previous, c.problem, f" · shown while turn {event.index + 1} runs")
             if event.author == "model":
                 label = f" · resample {event.attempt}" if event.attempt else ""
                 await self.query_one(ReplyView).start(f"Reply · turn {event.index + 1} · streaming{label}")
@@ -251,6 +265,10 @@ class CobaltApp(App[int]):
     # --- actions --------------------------------------------------------------------------
 
     def open_problem(self, spec: str) -> bool:
+        """Open PROBLEM (FILE, FILE#ID, HumanEval/N), or `FILE.py --test CMD`: a debug session."""
+        if " --test " in f" {spec} ":
+            file, _, command = spec.partition("--test")
+            return self.open_debug(Path(file.strip()), command.strip().strip("'\""))
         try:
             problem = self.controller.load_problem(spec)
         except ProblemError as exc:
@@ -263,6 +281,23 @@ class CobaltApp(App[int]):
             "hidden tests. ctrl+r runs the model.",
             title=f"Opened {problem.id}",
             timeout=5,
+        )
+        return True
+
+    def open_debug(self, file: Path, test_command: str, root: Path | None = None) -> bool:
+        """A debugging session on a file of the user's project (ctrl+r runs it)."""
+        try:
+            problem = self.controller.open_debug(file if file.is_absolute() else self.cwd / file, test_command, root)
+        except ProblemError as exc:
+            self.report_error(exc)
+            return False
+        self.call_next(self.paint_all)
+        self.prewarm_client()
+        self.notify(
+            f"{problem.target_file}: ctrl+r runs `{test_command}` and the model; ctrl+a writes a passing fix, "
+            "ctrl+z undoes it.",
+            title="Debug session",
+            timeout=8,
         )
         return True
 

@@ -17,8 +17,15 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable
 
+from assistant.debug import failures as fails
+from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_run
+from assistant.debug.file_view import KEPT_ONLY, render
+from assistant.debug.fix_file import debug_problem, project_root
+from assistant.debug.localize import Span, implicated
+from assistant.debug.model_budget import budget_for
 from assistant.loop.recorder import record, resume
 from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.problems.resolve import load_problem
@@ -29,17 +36,27 @@ from assistant.store.trajectory import (
     INTERRUPTED,
     MODEL_ERROR,
     PASSED,
+    RUNNING,
     SANDBOX_ERROR,
     UNSOLVED,
     SessionRecord,
     Turn,
 )
 from assistant.store.trajectory_db import StoreError
-from assistant.tui.events import RunEnded, RunFailed, ServerProgress, TokensReady
+from assistant.tui.events import BaselineReady, RunEnded, RunFailed, ServerProgress, TokensReady
 from assistant.tui.services import Services
 from assistant.tui.views import StatusInfo
 
 Emit = Callable[[Any], None]
+
+
+def implicated_markdown(problem: Problem, spans: list[Span]) -> str:
+    """The code the failing tests point at, as the problem pane shows it."""
+    if not spans:
+        return "The failing tests do not point at one function of the file; the model sees all of it."
+    names = ", ".join(f"`{s.qualname}` (lines {s.start}-{s.end})" for s in spans)
+    code = render(problem.starter_code, spans, KEPT_ONLY)
+    return f"**The failing tests point at** {names}:\n\n```python\n{code}```"
 
 
 class StopRequested(KeyboardInterrupt):
@@ -92,6 +109,7 @@ class SolveController:
         self.pending: tuple[int, str, str] | None = None  # (index, author, phase) of the turn in flight
         self.reply = ""  # text streamed so far for the turn in flight
         self.status = StatusInfo(model=services.model_name, turns=settings.turns)
+        self.debug_file: Path | None = None  # set by `open_debug`: the user's file the session edits
         self._stop = threading.Event()
         self._tokens: dict[int, list[str]] = {}  # segment -> streamed text not yet painted
         self._segment = 0  # bumped by every other event, so tokens never cross a turn boundary
@@ -107,7 +125,16 @@ class SolveController:
         self.set_problem(problem)
         return problem
 
+    def open_debug(self, file: Path, test_command: str, root: Path | None = None) -> Problem:
+        """Open a debugging session on a file of the user's project. Raises ProblemError."""
+        root = (root or project_root(file)).resolve()
+        problem = debug_problem(file, test_command, root)
+        self.set_problem(problem)
+        self.debug_file = file.resolve()
+        return problem
+
     def set_problem(self, problem: Problem) -> None:
+        self.debug_file = None
         self.problem = problem
         self.session, self.resume_id, self.turns = None, None, []
         self.status.turn, self.status.phase = 0, "idle"
@@ -118,6 +145,8 @@ class SolveController:
         if record.problem is None:
             raise StoreError(f"the problem of session {record.id} is missing from the store")
         self.set_problem(record.problem)
+        if record.problem.source == "debug" and record.problem.project_dir and record.problem.target_file:
+            self.debug_file = Path(record.problem.project_dir) / record.problem.target_file
         self.resume_id, self.turns = record.id, list(record.turns)
         self.status.turn, self.status.phase = len(self.turns), record.status
         return record
@@ -191,7 +220,13 @@ class SolveController:
     def _session(self, client: Any, sandbox: Any) -> Session:
         assert self.problem is not None
         store = self.services.store()
-        if self.resume_id is not None:
+        if self.problem.source == "debug" and (self.resume_id is not None or self.session is None):
+            session = record(self._debug_session(client, sandbox), store)
+            if self.resume_id is not None:
+                session.id, session.turns = self.resume_id, list(self.turns)
+                store.set_status(self.resume_id, RUNNING)
+                self.resume_id = None
+        elif self.resume_id is not None:
             session = resume(
                 store, self.resume_id, client, sandbox, self.settings, subscriber=self._forward, stream=True
             )
@@ -210,6 +245,30 @@ class SolveController:
                 session.adapter_version = getattr(client, "adapter_version", None)
         self.session = session
         return session
+
+    def _debug_session(self, client: Any, sandbox: Any) -> DebugSession:
+        """A debug session: the tests run first on the user's file (shown at once), then edits."""
+        assert self.problem is not None
+        settings = self.services.settings
+        runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
+        before = baseline_run(runner, self.problem)
+        failed = fails.failures(before)
+        spans = implicated(self.problem.starter_code, str(self.problem.target_file), failed, settings.debug.max_spans)
+        self.emit(BaselineReady(before, implicated_markdown(self.problem, spans)))
+        if client is not None:
+            client.logit_bias = None  # the user's own files keep their docstrings
+        return DebugSession(
+            self.problem,
+            client,
+            runner,
+            self.settings,
+            settings.debug,
+            budget_for(client, settings),
+            before,
+            source="tui",
+            subscriber=self._forward,
+            stream=True,
+        )
 
     def _client(self) -> Any:
         def progress(line: str) -> None:

@@ -49,6 +49,15 @@ class RunEnded:
     session_id: str | None = None
 
 
+@dataclass
+class BaselineReady:
+    """A debug session's first run of the project's tests, on the file as given, and the code it
+    implicates (shown before the model's first turn)."""
+
+    result: Any
+    implicated: str
+
+
 class ControllerEvent(Message):
     """Carries one controller or session event to the app."""
 

@@ -17,6 +17,8 @@ BINDINGS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
     Binding("ctrl+d", "diff", "Diff", priority=True),
     Binding("ctrl+s", "save", "Save", priority=True),
     Binding("ctrl+b", "sessions", "Sessions", priority=True),
+    Binding("ctrl+a", "apply_fix", "Apply fix", priority=True),  # debug sessions only (assistant.tui.debug_actions)
+    Binding("ctrl+z", "undo_fix", "Undo fix", priority=True),
     Binding("ctrl+q", "quit", "Quit", priority=True),
     Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
 ]
@@ -31,6 +33,8 @@ DESCRIPTIONS = {
     "diff": "diff two turns",
     "save": "accept the program and save it to a file",
     "sessions": "browse stored sessions, resume one",
+    "apply_fix": "debug session: write the passing fix into your file (a backup is kept)",
+    "undo_fix": "debug session: restore the file as it was before the last written fix",
     "quit": "quit (asks during a run)",
 }
 EXTRA_KEYS = [

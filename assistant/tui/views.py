@@ -120,7 +120,8 @@ def result_rows(result: RunResult | None, limit: int = 40) -> list[ResultRow]:
             )
         )
     for test in result.tests:
-        subject = test.input if test.input is not None else (test.code or test.name or "")
+        name = (test.name or "").split("::", 1)[-1]  # a pytest node id without its file: the test's own name
+        subject = test.input if test.input is not None else (test.code or name)
         style = "green" if test.passed else "red"
         status = Text(f"{STATUS_ICONS.get(test.status, '?')} {test.status}", style=style)
         rows.append(

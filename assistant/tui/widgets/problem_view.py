@@ -24,7 +24,7 @@ class ProblemView(VerticalScroll):
     def on_mount(self) -> None:
         self.border_title = "Problem"
 
-    def show(self, problem: Problem | None) -> None:
+    def show(self, problem: Problem | None, extra: str = "") -> None:
         markdown = self.query_one("#statement", Markdown)
         if problem is None:
             self.border_title = "Problem"
@@ -33,5 +33,6 @@ class ProblemView(VerticalScroll):
         self.border_title = f"Problem · {problem.id}"
         difficulty = f" · {problem.difficulty}" if problem.difficulty else ""
         entry = f" · `{problem.entry_point}`" if problem.entry_point else ""
-        markdown.update(f"### {problem.title}\n*{problem.kind}{entry}{difficulty}*\n\n{problem.statement}")
+        more = f"\n\n{extra}" if extra else ""
+        markdown.update(f"### {problem.title}\n*{problem.kind}{entry}{difficulty}*\n\n{problem.statement}{more}")
         self.scroll_home(animate=False)

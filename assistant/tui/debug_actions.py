@@ -1,0 +1,47 @@
+"""The TUI's keys for a debugging session on a file of the user's project: write the passing fix
+into the file (a backup is kept; a git file with uncommitted changes is refused) and undo the last
+written fix. They only show, and only act, while a debug session is open."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assistant.debug.applied import apply_change, journal_dir, undo_last
+from assistant.debug.fix_file import best_turn
+from assistant.errors import UserError
+
+DEBUG_ACTIONS = {"apply_fix", "undo_fix"}
+
+
+class DebugActions:
+    """Mixed into the app: `controller`, `notify` and `services` come from it."""
+
+    controller: Any
+
+    def debug_open(self) -> bool:
+        return self.controller.debug_file is not None
+
+    def action_apply_fix(self) -> None:
+        c = self.controller
+        if c.debug_file is None:
+            return
+        best = best_turn(c.turns)
+        if best is None or not best.passed_public or best.program is None:
+            self.notify("No turn passes every test yet; nothing to write.", severity="warning", timeout=5)  # type: ignore[attr-defined]
+            return
+        try:
+            backup = apply_change(c.debug_file, best.program, journal_dir(c.services.settings.paths.data_dir))
+        except UserError as exc:
+            self.notify(str(exc), title="Not written", severity="error", timeout=10)  # type: ignore[attr-defined]
+            return
+        self.notify(f"Wrote {c.debug_file} (backup {backup.name}); ctrl+z undoes it.", title="Fix applied", timeout=8)  # type: ignore[attr-defined]
+
+    def action_undo_fix(self) -> None:
+        if self.controller.debug_file is None:
+            return
+        try:
+            message = undo_last(journal_dir(self.controller.services.settings.paths.data_dir))
+        except UserError as exc:
+            self.notify(str(exc), title="Nothing undone", severity="warning", timeout=8)  # type: ignore[attr-defined]
+            return
+        self.notify(message[:1].upper() + message[1:] + ".", title="Undone", timeout=8)  # type: ignore[attr-defined]

@@ -1,0 +1,121 @@
+"""Pilot tests of a debugging session in the TUI, on a real project in the real sandbox with a
+scripted model: the failing test and the implicated code before the first turn, the previous turn's
+results kept while the next one streams, ctrl+a writing the passing fix, ctrl+z undoing it, and
+`FILE --test CMD` from the open dialog."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assistant.store.trajectory import PASSED
+from assistant.tui.widgets import ProblemView, ResultsTable, TurnTimeline
+from tests.assistant.tui.tui_support import ScriptedClient, answer, idle, make_app, wait_for
+
+pytestmark = pytest.mark.docker
+BROKEN = "import math\n\n\ndef mul(a, b):\n    return a + b\n\n\ndef area(r):\n    return math.pi * r * r\n"
+WRONG = "def mul(a, b):\n    return a - b"
+FIXED = "def mul(a, b):\n    return a * b"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "calc-project"
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'calc'\n")
+    (root / "calc.py").write_text(BROKEN)
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n"
+        "def test_one():\n    assert mul(1, 1) == 1\n"
+    )
+    return root
+
+
+@pytest.fixture
+def debug_app(cobalt_home: Path, sandbox: Any, project: Path) -> Any:
+    stores = []
+
+    def factory(client: Any, debug: bool = True) -> Any:
+        app, store = make_app(cobalt_home, sandbox, client, problem=None, turns=3, cwd=project)
+        app.initial_debug = (project / "calc.py", "python -m pytest -q", None) if debug else None
+        stores.append(store)
+        return app
+
+    yield factory
+    for store in stores:
+        store.close()
+
+
+def _rows(table: ResultsTable) -> list[list[str]]:
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def test_a_debug_session_shows_the_failure_fixes_the_file_and_undoes_it(debug_app: Any, project: Path) -> None:
+    app = debug_app(ScriptedClient([answer(WRONG), answer(FIXED)]))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            assert app.controller.debug_file == (project / "calc.py").resolve()
+            await pilot.press("ctrl+a")  # nothing passes yet: nothing is written
+            await pilot.press("ctrl+r")
+            await idle(pilot, app)
+            timeline = app.query_one(TurnTimeline)
+            assert timeline.option_count == 2 and app.controller.status.phase == PASSED
+            statement = app.query_one(ProblemView).query_one("#statement").source
+            assert "The failing tests point at" in statement and "`mul` (lines 4-5)" in statement
+            assert "return a + b" in statement and "math.pi" not in statement  # only the implicated code
+            assert all(row[-1] == "✔ passed" for row in _rows(app.query_one(ResultsTable)))
+            await pilot.press("ctrl+a")
+            await pilot.pause()
+            assert (project / "calc.py").read_text() == BROKEN.replace("a + b", "a * b")
+            assert (project / "calc.py.orig").read_text() == BROKEN
+            await pilot.press("ctrl+z")
+            await pilot.pause()
+            assert (project / "calc.py").read_text() == BROKEN and not (project / "calc.py.orig").exists()
+
+    asyncio.run(scenario())
+    titles = [n[1] for n in app.notices]
+    assert "Fix applied" in titles and "Undone" in titles
+    assert ("warning", "", "No turn passes every test yet; nothing to write.") in app.notices
+
+
+def test_the_previous_turns_failing_test_stays_visible_while_the_next_turn_streams(debug_app: Any) -> None:
+    client = ScriptedClient([answer(WRONG), answer(FIXED)], hold_at=3, hold_request=2)
+    app = debug_app(client)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+r")
+            await wait_for(pilot, client.held.is_set, what="turn 2 to stream")
+            await pilot.pause()
+            table = app.query_one(ResultsTable)
+            assert "turn 1" in table.border_title and "shown while turn 2 runs" in table.border_title
+            first = _rows(table)[0]
+            assert first[0] == "test_mul" and first[2].startswith("assert -1 == 6") and first[3] == "✘ failed"
+            client.release.set()
+            await idle(pilot, app)
+
+    asyncio.run(scenario())
+
+
+def test_the_open_dialog_opens_a_debug_session_from_file_and_test_command(debug_app: Any, project: Path) -> None:
+    app = debug_app(None, debug=False)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            await pilot.press("tab")
+            for key in "calc.py --test python -m pytest -q":
+                await pilot.press("space" if key == " " else key)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.controller.debug_file == (project / "calc.py").resolve()
+            assert app.controller.problem.test_command == "python -m pytest -q"
+
+    asyncio.run(scenario())
