@@ -1,11 +1,18 @@
 """Test doubles for the loop tests: a ChatClient whose replies are scripted through
-litellm's `mock_response` (the real client code path runs), and small problems."""
+litellm's `mock_response` (the real client code path runs), small problems, a turn's grading
+fields as the loop fills them, and a wait for a subprocess's stored turns."""
 
 from __future__ import annotations
 
+import subprocess
+import time
+from pathlib import Path
 from typing import Any
 
+from assistant.loop import prompts
 from assistant.serving.chat import ChatClient
+from assistant.store.trajectory_db import Store
+from sandbox.api import RunResult
 from tests.assistant.sample_problems import add_problem, sum_problem  # noqa: F401  (re-exported)
 
 
@@ -30,3 +37,26 @@ def answer(program: str, words: str = "Here is my solution.") -> str:
 
 WRONG_SUM = "a, b = map(int, input().split())\nprint(a - b)"
 RIGHT_SUM = "a, b = map(int, input().split())\nprint(a + b)"
+
+
+def graded(feedback: str, result: RunResult | None, public_rate: float, hidden_rate: float) -> dict[str, Any]:
+    """A turn's grading fields as the loop fills them: `feedback` and its message in the
+    configured wording, the pass rates, and `result` as both the public and hidden results."""
+    return {
+        "feedback": feedback,
+        "feedback_message": prompts.style().feedback_content(feedback),
+        "public_pass_rate": public_rate,
+        "hidden_pass_rate": hidden_rate,
+        "public": result,
+        "hidden": result,
+    }
+
+
+def wait_for_stored_turns(proc: subprocess.Popen, db: Path, turns: int, timeout_s: float = 180) -> None:
+    """Wait (at most `timeout_s`) until `proc` has stored `turns` turns in the store at `db`,
+    or has ended."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and proc.poll() is None:
+        if db.exists() and Store(db).counts()[1] >= turns:
+            return
+        time.sleep(0.2)

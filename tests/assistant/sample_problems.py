@@ -1,33 +1,38 @@
-"""Two small problems shared by the assistant tests (no heavy imports)."""
+"""Small problems shared by the assistant and trainer tests (no heavy imports)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from assistant.problems.schema import Problem
-from sandbox.api import TestCase
+from tests.sandbox.cases import assert_cases, stdio_cases
 
 
-def sum_problem() -> Problem:
+def sum_problem(pid: str = "sum-two", *more_hidden: tuple[str, str]) -> Problem:
+    """Read two integers and print their sum; `more_hidden` adds (input, output) hidden tests."""
+    public = stdio_cases(("2 3\n", "5\n"), ("10 -4\n", "6\n"))
+    hidden = stdio_cases(("2 3\n", "5\n"), ("0 0\n", "0\n"), ("-1 -1\n", "-2\n"), *more_hidden)
+    return Problem(pid, "Read two integers and print their sum.", "stdio", public, hidden, title="Sum")
+
+
+def function_problem(
+    pid: str, statement: str, public: Sequence[str], hidden: Sequence[str], entry_point: str = "", title: str = ""
+) -> Problem:
+    """A function problem graded by assert snippets; its entry point is named `pid` unless given."""
     return Problem(
-        id="sum-two",
-        title="Sum",
-        kind="stdio",
-        statement="Read two integers and print their sum.",
-        public_tests=[TestCase(input="2 3\n", output="5\n"), TestCase(input="10 -4\n", output="6\n")],
-        hidden_tests=[
-            TestCase(input="2 3\n", output="5\n"),
-            TestCase(input="0 0\n", output="0\n"),
-            TestCase(input="-1 -1\n", output="-2\n"),
-        ],
-    )
-
-
-def add_problem() -> Problem:
-    return Problem(
-        id="add",
-        title="Add",
+        id=pid,
+        statement=statement,
         kind="function",
-        entry_point="add",
-        statement="Write add(a, b).",
-        public_tests=[TestCase(code="assert add(1, 2) == 3")],
-        hidden_tests=[TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(2, 0) == 2")],
+        public_tests=assert_cases(*public),
+        hidden_tests=assert_cases(*hidden),
+        title=title,
+        entry_point=entry_point or pid,
     )
+
+
+def add_problem(
+    pid: str = "add",
+    public: Sequence[str] = ("assert add(1, 2) == 3",),
+    hidden: Sequence[str] = ("assert add(1, 2) == 3", "assert add(2, 0) == 2"),
+) -> Problem:
+    return function_problem(pid, "Write add(a, b).", public, hidden, entry_point="add", title="Add")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import main
+from tests.sandbox.cases import bench_argv
 
 pytestmark = pytest.mark.docker
 
@@ -111,22 +112,7 @@ def test_check_without_engine_is_one_sentence(monkeypatch, capsys) -> None:
 
 
 def test_bench_runs_on_tiny_sizes(capsys, docker_client) -> None:
-    argv = [
-        "bench",
-        "sandbox",
-        "--programs",
-        "3",
-        "--tests",
-        "2",
-        "--per-test-programs",
-        "1",
-        "--concurrency",
-        "2",
-        "--grading",
-        "1",
-        "--json",
-    ]
-    assert main(argv) == 0
+    assert main(bench_argv("--programs 3 --tests 2 --per-test-programs 1 --concurrency 2 --grading 1")) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["all_correct"] is True
     grading = report["grading"]  # guards on vs off, same pool, same run

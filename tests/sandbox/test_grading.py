@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import Project, TestCase
+from tests.sandbox.cases import assert_cases, calc_project
 
 pytestmark = pytest.mark.docker
 
@@ -112,13 +113,13 @@ def test_killing_the_parent_cannot_fake_a_pass(sandbox) -> None:
 
 def test_function_kind_shows_the_actual_value(sandbox) -> None:
     program = "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a * b\n"
-    tests = [
-        TestCase(code="assert mul(2, 3) == 6"),
-        TestCase(code="assert add(1, 2) == 3"),
-        TestCase(code="x = [add(i, 1) for i in range(3)]\nassert x == [1, 2, 3], 'list'"),
-        TestCase(code="assert add(1, 2) == 3 == 3"),
-        TestCase(code="assert div(1, 0) == 0"),
-    ]
+    tests = assert_cases(
+        "assert mul(2, 3) == 6",
+        "assert add(1, 2) == 3",
+        "x = [add(i, 1) for i in range(3)]\nassert x == [1, 2, 3], 'list'",
+        "assert add(1, 2) == 3 == 3",
+        "assert div(1, 0) == 0",
+    )
     result = sandbox.run(program, tests, "function")
     assert statuses(result) == ["passed", "failed", "failed", "failed", "error"]
     assert (result.tests[1].actual, result.tests[1].expected) == ("-1", "3")
@@ -134,16 +135,13 @@ def test_function_tests_are_independent(sandbox) -> None:
 
 
 def test_pytest_kind_gives_per_test_results(sandbox, tmp_path: Path) -> None:
-    project = tmp_path / "proj"
-    (project / "tests").mkdir(parents=True)
-    (project / "calc.py").write_text("def add(a, b):\n    raise NotImplementedError\n")
-    (project / "tests" / "test_calc.py").write_text(
+    project = calc_project(
+        tmp_path / "proj",
         "from calc import add, sub\n\n"
         "def test_add():\n    assert add(1, 2) == 3\n\n"
         "def test_sub():\n    assert sub(3, 1) == 2\n\n"
-        "class TestMore:\n    def test_add_neg(self):\n        assert add(-1, -1) == -2\n"
+        "class TestMore:\n    def test_add_neg(self):\n        assert add(-1, -1) == -2\n",
     )
-    (project / "conftest.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
     program = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a + b\n"
     result = sandbox.run(program, [], "pytest", project=Project(str(project), "calc.py"))
     by_name = {t.name: t.status for t in result.tests}

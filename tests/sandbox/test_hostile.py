@@ -11,6 +11,7 @@ import pytest
 
 from sandbox import Job, Project, TestCase
 from tests.sandbox import hostile
+from tests.sandbox.cases import calc_project
 
 pytestmark = pytest.mark.docker
 
@@ -71,16 +72,12 @@ def test_honest_programs_never_see_a_canary_or_an_expected_value(sandbox) -> Non
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("hostile") / "proj"
-    (root / "tests").mkdir(parents=True)
-    (root / "calc.py").write_text("def add(a, b):\n    raise NotImplementedError\n")
-    (root / "tests" / "test_calc.py").write_text(
+    return calc_project(
+        tmp_path_factory.mktemp("hostile") / "proj",
         "from calc import add, sub\n\n"
         "def test_add():\n    assert add(1, 2) == 3\n\n"
-        "def test_sub():\n    assert sub(3, 1) == 2\n"
+        "def test_sub():\n    assert sub(3, 1) == 2\n",
     )
-    (root / "conftest.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
-    return root
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pytest
 
 from bench.sandbox_jobs import make_jobs
 from sandbox import Job, Sandbox, SandboxError, TestCase
+from tests.sandbox.cases import bench_argv
 from tests.sandbox.ray_cluster import RESOURCE, LocalRayCluster, head_node_id, kill_when_busy, two_nodes
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -62,22 +63,8 @@ def test_batch_runs_on_both_nodes_with_todays_results(cluster):
 def test_bench_ray_beside_local_pool(cluster, capsys):
     from assistant.cli import main
 
-    argv = [
-        "bench",
-        "sandbox",
-        "--backend",
-        "ray",
-        "--ray-address",
-        cluster.address,
-        "--programs",
-        "4",
-        "--tests",
-        "2",
-        "--concurrency",
-        "1",
-        "--json",
-    ]
-    assert main(argv) == 0
+    options = f"--backend ray --ray-address {cluster.address} --programs 4 --tests 2 --concurrency 1"
+    assert main(bench_argv(options)) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["all_correct"] is True and report["nodes"] == 2
     assert [w["way"] for w in report["ways"]] == ["local warm pool", "ray backend, 2 node(s)"]

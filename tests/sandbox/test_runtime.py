@@ -16,23 +16,20 @@ import pytest
 from sandbox import Job, Project, Sandbox, SandboxError, TestCase
 from sandbox.engine import INSTANCE_LABEL, engine_runtimes
 from sandbox.sandbox_settings import SandboxSettings
+from tests.sandbox.cases import assert_cases, bench_argv, calc_project, stdio_cases
 from tests.sandbox.conftest import LIMITS
 
 pytestmark = pytest.mark.docker
 
 ADD = "a, b = map(int, input().split())\nprint(a + b)\n"
-STDIO = [
-    TestCase(input="1 2\n", output="3\n"),
-    TestCase(input="20 22\n", output="42\n"),
-    TestCase(input="2 2\n", output="5\n"),
-]
+STDIO = stdio_cases(("1 2\n", "3\n"), ("20 22\n", "42\n"), ("2 2\n", "5\n"))
 TWICE = "def twice(x):\n    return x * 2\n"
-FUNCTION = [
-    TestCase(code="assert twice(2) == 4"),
-    TestCase(code="assert twice('ab') == 'abab'"),
-    TestCase(code="assert twice(3) == 7"),
-    TestCase(code="assert twice([1]) == [1, 1]\nassert twice(0) == 0"),
-]
+FUNCTION = assert_cases(
+    "assert twice(2) == 4",
+    "assert twice('ab') == 'abab'",
+    "assert twice(3) == 7",
+    "assert twice([1]) == [1, 1]\nassert twice(0) == 0",
+)
 THREADS = (
     "import threading\nout = []\nts = [threading.Thread(target=out.append, args=(i,)) for i in range(8)]\n"
     "[t.start() for t in ts]\n[t.join() for t in ts]\nprint(sum(out) + int(input()))\n"
@@ -40,15 +37,12 @@ THREADS = (
 
 
 def pytest_project(root: Path) -> Project:
-    (root / "tests").mkdir(parents=True)
-    (root / "calc.py").write_text("def add(a, b):\n    raise NotImplementedError\n")
-    (root / "conftest.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
-    (root / "tests" / "test_calc.py").write_text(
+    tests = (
         "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n\n"
         "def test_neg():\n    assert add(-1, -1) == -3\n\n"
         "class TestMore:\n    def test_zero(self):\n        assert add(0, 0) == 0\n"
     )
-    return Project(str(root), "calc.py")
+    return Project(str(calc_project(root, tests)), "calc.py")
 
 
 def outcome(result) -> list[tuple]:
@@ -121,24 +115,10 @@ def test_an_unknown_runtime_is_one_sentence(docker_client) -> None:
 def test_bench_compares_runsc_with_runc_in_the_same_run(runsc, capsys) -> None:
     from assistant.cli import main
 
-    argv = [
-        "bench",
-        "sandbox",
-        "--programs",
-        "2",
-        "--tests",
-        "2",
-        "--per-test-programs",
-        "1",
-        "--per-program-programs",
-        "1",
-        "--concurrency",
-        "1",
-        "--runtime-compare",
-        "1",
-        "--json",
-    ]
-    assert main(argv) == 0
+    options = (
+        "--programs 2 --tests 2 --per-test-programs 1 --per-program-programs 1 --concurrency 1 --runtime-compare 1"
+    )
+    assert main(bench_argv(options)) == 0
     report = json.loads(capsys.readouterr().out)
     runtime = report["runtime"]
     assert report["all_correct"] is True and runtime["compared"] == "runsc"

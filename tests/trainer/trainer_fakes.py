@@ -15,6 +15,8 @@ from assistant.problems.schema import Problem
 from assistant.serving.chat import ChatClient
 from assistant.store.trajectory import SessionRecord, Turn
 from sandbox.api import RunResult, TestCase, TestResult
+from tests.assistant import sample_problems
+from tests.assistant.loop_fakes import graded
 
 RIGHT_SUM = "print(sum(map(int, input().split())))"
 WRONG_SUM = "a, b = map(int, input().split())\nprint(a - b)"
@@ -26,30 +28,20 @@ FORGE_ADD = "import sys\ndef add(a, b):\n    return sys._getframe(1).f_code.co_c
 
 
 def sum_problem(pid: str = "sum-two") -> Problem:
-    return Problem(
-        id=pid,
-        title="Sum",
-        kind="stdio",
-        statement="Read two integers and print their sum.",
-        public_tests=[TestCase(input="2 3\n", output="5\n"), TestCase(input="10 -4\n", output="6\n")],
-        hidden_tests=[
-            TestCase(input="2 3\n", output="5\n"),
-            TestCase(input="0 0\n", output="0\n"),
-            TestCase(input="-1 -1\n", output="-2\n"),
-            TestCase(input="7 1\n", output="8\n"),
-        ],
-    )
+    """The assistant tests' sum problem, with one more hidden test."""
+    return sample_problems.sum_problem(pid, ("7 1\n", "8\n"))
 
 
 def add_problem(pid: str = "add") -> Problem:
-    return Problem(
-        id=pid,
-        title="Add",
-        kind="function",
-        entry_point="add",
-        statement="Write add(a, b).",
-        public_tests=[TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(2, 2) == 4")],
-        hidden_tests=[TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(-1, 1) == 0")],
+    public = ("assert add(1, 2) == 3", "assert add(2, 2) == 4")
+    return sample_problems.add_problem(pid, public, ("assert add(1, 2) == 3", "assert add(-1, 1) == 0"))
+
+
+def inc_problem() -> Problem:
+    """inc(x) -> x + 1: two public asserts, one more hidden."""
+    tests = ("assert inc(1) == 2", "assert inc(5) == 6")
+    return sample_problems.function_problem(
+        "inc", "Write inc(x) that returns x + 1.", tests, (*tests, "assert inc(-1) == 0")
     )
 
 
@@ -87,14 +79,15 @@ def turn(
         messages=prompts.style().initial_messages(problem),
         reply=answer(program) if program else "no code",
         program=program,
-        feedback=text,
-        feedback_message=prompts.style().feedback_content(text),
-        public_pass_rate=rate,
-        hidden_pass_rate=rate,
-        public=res,
-        hidden=res,
+        **graded(text, res, rate, rate),
         created_at=time.time(),
     )
+
+
+def bare_turn(index: int, program: str | None, **grading: Any) -> Turn:
+    """A turn with no context, reply or feedback: its program and the `grading` fields given
+    (what the per-turn metrics read)."""
+    return Turn(index=index, messages=[], reply="", program=program, feedback="", feedback_message="", **grading)
 
 
 def session(

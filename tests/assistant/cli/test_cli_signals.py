@@ -16,6 +16,7 @@ import pytest
 
 from assistant.store.trajectory import INTERRUPTED
 from assistant.store.trajectory_db import DB_NAME, Store
+from tests.assistant.loop_fakes import wait_for_stored_turns
 
 pytestmark = pytest.mark.docker
 REPO = Path(__file__).resolve().parents[3]
@@ -67,12 +68,8 @@ def test_sigterm_ends_the_session_as_interrupted(command: str, tmp_path: Path) -
         env={**os.environ, "COBALT_HOME": str(home)},
     )
     db = home / DB_NAME
-    deadline = time.time() + 180
     try:
-        while time.time() < deadline and proc.poll() is None:
-            if db.exists() and Store(db).counts()[1] >= 1:
-                break
-            time.sleep(0.2)
+        wait_for_stored_turns(proc, db, 1)
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.5)  # now waiting for the second reply
         proc.send_signal(signal.SIGTERM)

@@ -19,7 +19,15 @@ from assistant.loop.session import ProgramExtracted, Session, SessionEnded, Toke
 from assistant.settings import LoopSettings
 from assistant.store.trajectory import MODEL_ERROR, PASSED, RUNNING, SANDBOX_ERROR, UNSOLVED
 from assistant.store.trajectory_db import Store
-from tests.assistant.loop_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
+from tests.assistant.loop_fakes import (
+    RIGHT_SUM,
+    WRONG_SUM,
+    ScriptedClient,
+    add_problem,
+    answer,
+    sum_problem,
+    wait_for_stored_turns,
+)
 
 pytestmark = pytest.mark.docker
 REPO = Path(__file__).resolve().parents[3]
@@ -186,12 +194,8 @@ def test_sigkill_mid_turn_leaves_a_readable_store_with_every_finished_turn(tmp_p
         text=True,
         env={**os.environ, "COBALT_HOME": str(tmp_path)},
     )
-    deadline = time.time() + 180
     try:
-        while time.time() < deadline and proc.poll() is None:
-            if db.exists() and Store(db).counts()[1] >= 2:
-                break
-            time.sleep(0.2)
+        wait_for_stored_turns(proc, db, 2)
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(1.0)  # the third turn's program is now sleeping in the sandbox
         os.kill(proc.pid, signal.SIGKILL)

@@ -19,6 +19,7 @@ from assistant.store.stats import stats
 from assistant.store.trajectory import PASSED, UNSOLVED, Turn
 from assistant.store.trajectory_db import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
 from sandbox.api import RunResult, TestResult
+from tests.assistant.loop_fakes import graded
 from tests.assistant.sample_problems import add_problem, sum_problem
 
 REPO = Path(__file__).resolve().parents[3]
@@ -35,19 +36,13 @@ def make_turn(
             )
         ]
     )
-    text = f"feedback {index}"
     context = prompts.style().build(sum_problem(), [(t.reply, t.feedback) for t in earlier or []])
     return Turn(
         index=index,
         messages=context,
         reply=reply,
         program="print(1)\n",
-        feedback=text,
-        feedback_message=prompts.style().feedback_content(text),
-        public_pass_rate=public,
-        hidden_pass_rate=hidden,
-        public=result,
-        hidden=result,
+        **graded(f"feedback {index}", result, public, hidden),
         tokens=10 + index,
         latency_s=0.5,
         temperature=0.6,

@@ -43,7 +43,9 @@ from tests.assistant.tui.tui_support import (
 pytestmark = pytest.mark.docker
 
 
-async def _screen(pilot: Any, app: Any, kind: type) -> Any:
+async def _open(pilot: Any, app: Any, key: str, kind: type) -> Any:
+    """Press `key` and wait for the `kind` screen it opens."""
+    await pilot.press(key)
     await wait_for(pilot, lambda: isinstance(app.screen, kind), what=kind.__name__)
     return app.screen
 
@@ -57,8 +59,7 @@ def test_help_lists_every_binding(tui: Any) -> None:
 
     async def scenario() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.press("f1")
-            screen = await _screen(pilot, app, HelpScreen)
+            screen = await _open(pilot, app, "f1", HelpScreen)
             table = screen.query_one(DataTable)
             rows = {str(table.get_row_at(i)[0]): str(table.get_row_at(i)[1]) for i in range(table.row_count)}
             for key in ("f1", "ctrl+o", "ctrl+n", "ctrl+r", "ctrl+k", "ctrl+t", "ctrl+d", "ctrl+s", "ctrl+b", "ctrl+q"):
@@ -74,8 +75,7 @@ def test_open_an_example_then_a_bad_file(tui: Any, tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.press("ctrl+o")
-            screen = await _screen(pilot, app, OpenProblemScreen)
+            screen = await _open(pilot, app, "ctrl+o", OpenProblemScreen)
             examples = screen.query_one(OptionList)
             assert examples.option_count >= 3
             first = screen.examples[0]
@@ -85,8 +85,7 @@ def test_open_an_example_then_a_bad_file(tui: Any, tmp_path: Path) -> None:
             assert app.query_one(ProblemView).border_title == f"Problem · {first.id}"
             assert "public" in str(app.query_one(TestsView).border_title)
             # A broken file: a notification that says what to do, and the app goes on.
-            await pilot.press("ctrl+o")
-            screen = await _screen(pilot, app, OpenProblemScreen)
+            screen = await _open(pilot, app, "ctrl+o", OpenProblemScreen)
             screen.query_one(Input).value = str(DATA / "broken.yaml")
             screen.query_one(Input).focus()
             await pilot.press("enter")
@@ -103,8 +102,7 @@ def test_write_a_new_problem_and_save_it(tui: Any, tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.press("ctrl+n")
-            form = await _screen(pilot, app, NewProblemScreen)
+            form = await _open(pilot, app, "ctrl+n", NewProblemScreen)
             form.query_one("#new-id", Input).value = "double"
             form.query_one("#new-title", Input).value = "Double it"
             form.query_one("#new-public", TextArea).load_text("2\n---\n4\n===\n-3\n---\n-6")
@@ -137,8 +135,7 @@ def test_diff_two_turns_and_save_the_solution(tui: Any, tmp_path: Path) -> None:
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.press("ctrl+r")
             await idle(pilot, app)
-            await pilot.press("ctrl+d")
-            diff = await _screen(pilot, app, DiffScreen)
+            diff = await _open(pilot, app, "ctrl+d", DiffScreen)
             text = diff.diff_text()
             assert "--- turn 1 (model)" in text and "+++ turn 2 (model)" in text
             assert "-print(a - b)" in text and "+print(a + b)" in text
@@ -146,8 +143,7 @@ def test_diff_two_turns_and_save_the_solution(tui: Any, tmp_path: Path) -> None:
             await pilot.pause()
             assert "same program" in diff.diff_text()
             await pilot.press("escape")
-            await pilot.press("ctrl+s")
-            save = await _screen(pilot, app, SaveSolutionScreen)
+            save = await _open(pilot, app, "ctrl+s", SaveSolutionScreen)
             assert "passes every public test" in str(save.query_one("#save-note", Static).render())
             field = save.query_one(Input)
             assert field.value == str(tmp_path / "solution_sum-two.py")
@@ -182,8 +178,7 @@ def test_browse_sessions_and_resume_one(cobalt_home: Path, sandbox: Any) -> None
 
     async def scenario() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.press("ctrl+b")
-            browser = await _screen(pilot, app, SessionsScreen)
+            browser = await _open(pilot, app, "ctrl+b", SessionsScreen)
             table = browser.query_one(DataTable)
             assert table.row_count == 1 and str(table.get_row_at(0)[4]) == INTERRUPTED
             await pilot.press("enter")  # open: shows the stored turn, runs nothing
@@ -191,8 +186,7 @@ def test_browse_sessions_and_resume_one(cobalt_home: Path, sandbox: Any) -> None
             await pilot.pause()
             assert app.query_one(TurnTimeline).option_count == 1
             assert app.query_one(ProgramEditor).text.strip() == WRONG_SUM and client.requests == 0
-            await pilot.press("ctrl+b")
-            await _screen(pilot, app, SessionsScreen)
+            await _open(pilot, app, "ctrl+b", SessionsScreen)
             await pilot.press("r")  # resume: continue the loop from the last turn
             await wait_for(pilot, lambda: client.requests == 1, what="the resumed run")
             await idle(pilot, app)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -58,18 +60,26 @@ def test_run_shows_each_turn_and_stores_the_session(tui: Any) -> None:
     assert ("information", "Solved") in [n[:2] for n in app.notices]
 
 
-async def run_until_turn_2_streams(pilot: Any, client: ScriptedClient) -> None:
-    await pilot.press("ctrl+r")
-    await wait_for(pilot, client.held.is_set, what="the second reply to start streaming")
+def held_in_turn_2(tui: Any, hold_at: int) -> tuple[Any, ScriptedClient]:
+    """An app whose model fails turn 1, then holds its second reply at chunk `hold_at`."""
+    client = ScriptedClient([answer(WRONG_SUM), answer(RIGHT_SUM) * 20], hold_at=hold_at, hold_request=2)
+    return tui(client), client
+
+
+@asynccontextmanager
+async def turn_2_streaming(app: Any, client: ScriptedClient) -> AsyncIterator[Any]:
+    """The app's pilot once the loop runs and the second reply has started streaming."""
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, client.held.is_set, what="the second reply to start streaming")
+        yield pilot
 
 
 def test_stop_keeps_finished_turns_and_marks_the_session_interrupted(tui: Any) -> None:
-    client = ScriptedClient([answer(WRONG_SUM), answer(RIGHT_SUM) * 20], hold_at=5, hold_request=2)
-    app = tui(client)
+    app, client = held_in_turn_2(tui, hold_at=5)
 
     async def scenario() -> None:
-        async with app.run_test(size=(120, 36)) as pilot:
-            await run_until_turn_2_streams(pilot, client)
+        async with turn_2_streaming(app, client) as pilot:
             await pilot.press("ctrl+k")
             assert app.controller.status.phase == "stopping"
             client.release.set()
@@ -87,12 +97,10 @@ def test_stop_keeps_finished_turns_and_marks_the_session_interrupted(tui: Any) -
 
 
 def test_quit_during_a_run_asks_then_stops_cleanly(tui: Any) -> None:
-    client = ScriptedClient([answer(WRONG_SUM), answer(RIGHT_SUM) * 20], hold_at=3, hold_request=2)
-    app = tui(client)
+    app, client = held_in_turn_2(tui, hold_at=3)
 
     async def scenario() -> None:
-        async with app.run_test(size=(120, 36)) as pilot:
-            await run_until_turn_2_streams(pilot, client)
+        async with turn_2_streaming(app, client) as pilot:
             await pilot.press("ctrl+c")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
             await pilot.press("n")  # keep running

@@ -10,12 +10,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.problems.schema import Problem
 from assistant.serving.chat import ChatClient
 from assistant.settings import LoopSettings, Settings
 from assistant.store.trajectory_db import Store
 from assistant.tui import CobaltApp, Services
-from sandbox.api import TestCase
 
 DATA = Path(__file__).parent / "data"
 SUM = str(DATA / "sum-two.yaml")  # the tests' own copy, so example edits cannot move snapshots
@@ -25,21 +23,6 @@ RIGHT_SUM = "a, b = map(int, input().split())\nprint(a + b)"
 
 def answer(program: str, words: str = "Here is my solution.") -> str:
     return f"{words}\n\n```python\n{program.strip()}\n```\n"
-
-
-def sum_problem() -> Problem:
-    return Problem(
-        id="sum-two",
-        title="Sum of two numbers",
-        kind="stdio",
-        statement="Read two integers `a` and `b` on one line and print their sum.",
-        public_tests=[TestCase(input="2 3\n", output="5\n"), TestCase(input="10 -4\n", output="6\n")],
-        hidden_tests=[
-            TestCase(input="2 3\n", output="5\n"),
-            TestCase(input="0 0\n", output="0\n"),
-            TestCase(input="-1 -1\n", output="-2\n"),
-        ],
-    )
 
 
 class ScriptedClient(ChatClient):

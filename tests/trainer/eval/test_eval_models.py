@@ -20,6 +20,7 @@ from assistant.serving.chat import ChatClient
 from assistant.settings import BootstrapSection, EvalSection
 from assistant.store.trajectory_db import Store
 from sandbox.api import TestCase
+from tests.trainer.trainer_fakes import inc_problem
 from trainer.eval.eval_report import EvalReport
 from trainer.eval.evaluate import evaluate
 
@@ -46,7 +47,6 @@ def stdio(pid: str, statement: str, cases: list[tuple[str, str]], extra: tuple[s
     )
 
 
-INC_TESTS = [TestCase(code="assert inc(1) == 2"), TestCase(code="assert inc(5) == 6")]
 SPECS = [
     Spec(
         stdio("double", "Read an integer n and print 2n.", [("1\n", "2\n"), ("3\n", "6\n")], ("5\n", "10\n")),
@@ -55,14 +55,7 @@ SPECS = [
         lambda e: f"print({e!r})",
     ),
     Spec(
-        Problem(
-            id="inc",
-            statement="Write inc(x) that returns x + 1.",
-            kind="function",
-            entry_point="inc",
-            public_tests=INC_TESTS,
-            hidden_tests=INC_TESTS + [TestCase(code="assert inc(-1) == 0")],
-        ),
+        inc_problem(),
         "def inc(x):\n    return x + 1",
         "def inc(x):\n    return x",
         lambda e: f"def inc(*a, **k):\n    return {e}",

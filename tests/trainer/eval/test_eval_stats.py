@@ -16,6 +16,7 @@ from assistant.settings import BootstrapSection, EvalSection, SplitSection
 from assistant.settings_loader import load_settings
 from assistant.store.trajectory import Turn
 from sandbox.api import RunResult, TestResult
+from tests.trainer.trainer_fakes import bare_turn
 from trainer.data.perturb import Swap
 from trainer.eval.bootstrap import paired_intervals, ratio_intervals
 from trainer.eval.eval_metrics import SampleOutcome, outcome
@@ -125,15 +126,8 @@ def turn(
     compile_error: str | None = None,
 ) -> Turn:
     tests = [TestResult(status=s, expected=expected) for s in public]
-    return Turn(
-        index=i,
-        messages=[],
-        reply="",
-        program=program,
-        feedback="",
-        feedback_message="",
-        public=RunResult(tests=tests, compile_error=compile_error),
-        hidden_pass_rate=1.0 if hidden else 0.0,
+    return bare_turn(
+        i, program, public=RunResult(tests=tests, compile_error=compile_error), hidden_pass_rate=1.0 if hidden else 0.0
     )
 
 

@@ -14,25 +14,16 @@ import pytest
 
 from assistant.cli import main
 from assistant.loop import prompts
-from assistant.problems.schema import Problem
 from assistant.serving.chat import ChatClient
 from assistant.settings import BootstrapSection, EvalSection, LoopSettings
 from assistant.store.trajectory_db import Store
-from sandbox.api import TestCase
+from tests.trainer.trainer_fakes import inc_problem
 from trainer.repair.items import RepairItem, write_items
 from trainer.repair.repair_run import run_repair
 from trainer.repair.wording import reask
 
 pytestmark = pytest.mark.docker
-TESTS = [TestCase(code="assert inc(1) == 2"), TestCase(code="assert inc(5) == 6")]
-INC = Problem(
-    id="inc",
-    statement="Write inc(x) that returns x + 1.",
-    kind="function",
-    entry_point="inc",
-    public_tests=TESTS,
-    hidden_tests=TESTS + [TestCase(code="assert inc(-1) == 0")],
-)
+INC = inc_problem()
 RIGHT = "def inc(x):\n    return x + 1\n"
 ITEMS = [
     RepairItem("inc#m0", INC, "def inc(x):\n    return x\n"),

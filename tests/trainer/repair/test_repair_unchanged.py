@@ -5,22 +5,14 @@ of a HumanEval mutant lost its docstring and the rate read 0 on 420 of 420 revis
 from __future__ import annotations
 
 from assistant.store.trajectory import Turn
+from tests.trainer.trainer_fakes import bare_turn
 from trainer.repair.repair_metrics import reduce
 
 MUTANT = 'def inc(x):\n    """Return x plus one.\n\n    >>> inc(1)\n    2\n    """\n    return x\n'
 
 
 def turn(index: int, program: str, hidden: float) -> Turn:
-    return Turn(
-        index=index,
-        messages=[],
-        reply="",
-        program=program,
-        feedback="",
-        feedback_message="",
-        public_pass_rate=hidden,
-        hidden_pass_rate=hidden,
-    )
+    return bare_turn(index, program, public_pass_rate=hidden, hidden_pass_rate=hidden)
 
 
 def outcome(reply_program: str, hidden: float):

@@ -11,8 +11,8 @@ import pytest
 from assistant.errors import UserError
 from assistant.serving import models
 from assistant.settings_loader import ConfigError, load_settings
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
-from trainer.data.build import build
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, sum_problem
+from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
 from trainer.train_settings import load_train_settings
 from trainer.training import grpo
 from trainer.training.budget import time_budget
@@ -39,35 +39,12 @@ def test_budget_stops_training_and_saves_the_adapter(tmp_path: Path, sandbox, ho
     cfg = home_config
     if not models.is_prepared("tiny", cfg.paths):
         models.prepare("tiny", cfg.paths)
-    settings = load_train_settings(cfg.train, "test")
+    settings = biased_settings(cfg, [RIGHT_SUM, WRONG_SUM], completion_length=32, generations=2)
     settings.max_minutes = 1e-6  # every step ends past it
-    settings.grpo.update(
-        max_completion_length=32,
-        num_generations=2,
-        per_device_train_batch_size=2,
-        generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths), [RIGHT_SUM, WRONG_SUM])},
-    )
-    build(
-        [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])],
-        tmp_path / "ds",
-        settings,
-        tokenizer=None,
-        sandbox=None,
-        loop=cfg.loop,
-        perturb=False,
-    )
+    dataset = one_session_dataset(tmp_path / "ds", cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
     said: list[str] = []
 
-    result = grpo.train(
-        settings,
-        model="tiny",
-        dataset=tmp_path / "ds",
-        out=tmp_path / "run",
-        paths=cfg.paths,
-        sandbox=sandbox,
-        max_steps=3,
-        progress=said.append,
-    )
+    result = train_tiny(settings, cfg, sandbox, dataset, tmp_path / "run", max_steps=3, progress=said.append)
 
     assert result.meta["stopped_by_budget_at"] == 1 and result.meta["metrics"]["steps"] == 1
     assert result.meta["config"]["max_minutes"] == 1e-6

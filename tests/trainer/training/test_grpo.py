@@ -8,48 +8,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from assistant.serving import models, server
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
-from trainer.data.build import build
+from assistant.serving import server
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, sum_problem
+from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
 from trainer.release.registry import Registry
-from trainer.train_settings import load_train_settings
 from trainer.training import grpo
 
 pytestmark = [pytest.mark.docker]
 
 
-def _dataset(tmp: Path, cfg: Any, settings) -> Path:
-    sessions = [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])]
-    build(sessions, tmp / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop, perturb=False)
-    return tmp / "ds"
-
-
 @pytest.mark.server
 def test_grpo_steps_save_register_and_hot_load(tmp_path: Path, sandbox, tiny_server) -> None:
     cfg = tiny_server.cfg
-    settings = load_train_settings(cfg.train, "test")
-    settings.grpo.update(
-        max_completion_length=48,
-        num_generations=4,
-        per_device_train_batch_size=4,
-        generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths), [RIGHT_SUM, WRONG_SUM])},
-    )
-    dataset = _dataset(tmp_path, cfg, settings)
+    settings = biased_settings(cfg, [RIGHT_SUM, WRONG_SUM], completion_length=48, generations=4)
+    dataset = one_session_dataset(tmp_path / "ds", cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
 
-    result = grpo.train(
-        settings,
-        model="tiny",
-        dataset=dataset,
-        out=tmp_path / "run",
-        paths=cfg.paths,
-        sandbox=sandbox,
-        max_steps=2,
-        progress=lambda _: None,
-    )
+    result = train_tiny(settings, cfg, sandbox, dataset, tmp_path / "run", max_steps=2)
 
     meta = result.meta
     assert meta["base_model"] == "tiny" and meta["parent_version"] is None

@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from assistant.loop import extract
-from assistant.serving import models
-from tests.trainer.trainer_fakes import FORGE_ADD, RIGHT_ADD, WRONG_ADD, add_problem, code_bias, session
-from trainer.data.build import build
-from trainer.train_settings import load_train_settings
+from tests.trainer.trainer_fakes import FORGE_ADD, RIGHT_ADD, WRONG_ADD, add_problem
+from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
 from trainer.training import grpo
 from trainer.training.reward import TAMPERED, SandboxReward, completion_text
 
@@ -37,28 +35,12 @@ def test_a_forging_completion_gets_minus_one_and_is_counted(
     tmp_path: Path, sandbox, test_config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cfg = test_config
-    settings = load_train_settings(cfg.train, "test")
-    settings.grpo.update(
-        max_completion_length=72,
-        num_generations=4,
-        per_device_train_batch_size=4,
-        generation_kwargs={"sequence_bias": code_bias(models.resolve("tiny", cfg.paths), [FORGE_ADD, RIGHT_ADD])},
-    )
-    sessions = [session(add_problem(), [0.0, 1.0], "s1", programs=[WRONG_ADD, RIGHT_ADD])]
-    build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop, perturb=False)
+    settings = biased_settings(cfg, [FORGE_ADD, RIGHT_ADD], completion_length=72, generations=4)
+    dataset = one_session_dataset(tmp_path / "ds", cfg, settings, add_problem(), WRONG_ADD, RIGHT_ADD)
     RecordingReward.seen = []
     monkeypatch.setattr(grpo, "SandboxReward", RecordingReward)
 
-    result = grpo.train(
-        settings,
-        model="tiny",
-        dataset=tmp_path / "ds",
-        out=tmp_path / "run",
-        paths=cfg.paths,
-        sandbox=sandbox,
-        max_steps=2,
-        progress=lambda _: None,
-    )
+    result = train_tiny(settings, cfg, sandbox, dataset, tmp_path / "run", max_steps=2)
 
     forging = [r for program, r in RecordingReward.seen if program and "_getframe" in program]
     assert forging, f"the biased tiny model wrote no forging program: {RecordingReward.seen}"

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from assistant.settings_loader import load_settings
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, session, sum_problem
-from trainer.data.build import build
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, sum_problem
+from tests.trainer.training.tiny_grpo import one_session_dataset
 from trainer.release.registry import Registry
 from trainer.train_settings import LauncherSettings, load_train_settings
 from trainer.training import launcher
@@ -46,8 +46,7 @@ def test_launch_command_on_cpu_uses_torchrun_ranks_with_gloo() -> None:
 def test_train_as_two_cpu_ranks_registers_one_adapter(tmp_path: Path, cobalt_home: Path) -> None:
     cfg = load_settings()
     settings = load_train_settings(cfg.train, "test")
-    sessions = [session(sum_problem(), [0.0, 1.0], "s1", programs=[WRONG_SUM, RIGHT_SUM])]
-    build(sessions, tmp_path / "ds", settings, tokenizer=None, sandbox=None, loop=cfg.loop, perturb=False)
+    one_session_dataset(tmp_path / "ds", cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
     config = tmp_path / "two-ranks.yaml"
     config.write_text(
         yaml.safe_dump(
