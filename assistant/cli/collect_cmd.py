@@ -68,8 +68,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.first_temperature is not None:
         loop = loop.merged({"temperature": [args.first_temperature, *(loop.temperature[1:] or loop.temperature)]})
     section = settings.collect
-    samples = args.samples or section.samples
-    concurrency = args.concurrency or section.concurrency
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
     with (
         session_run(settings, f"collect {client.display_name}", args.json) as (sandbox, store, on_plan, on_session),
@@ -81,8 +79,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             sandbox,
             store,
             loop,
-            samples=samples,
-            concurrency=concurrency,
+            samples=args.samples or section.samples,
+            concurrency=args.concurrency or section.concurrency,
             abort_after=section.abort_after_errors,
             full_horizon=args.full_horizon,
             on_session=on_session,
