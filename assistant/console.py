@@ -1,6 +1,6 @@
 """Terminal helpers shared by every command module, the assistant's own and the trainer's
 (which plug into `cobalt` through entry points and so must not import `assistant.cli`):
-an argparse type for counts and a progress bar over many sessions.
+an argparse type for counts, the shared parts of their parsers and a progress bar over many sessions.
 
 It parses nothing and opens nothing; the commands do.
 """
@@ -20,6 +20,27 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
+
+
+def action_parsers(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
+    """Add the command `name` whose first argument is a required ACTION; returns its subparsers."""
+    return sub.add_parser(name, help=help).add_subparsers(dest="action", metavar="ACTION", required=True)
+
+
+def add_action(
+    actions: argparse._SubParsersAction, name: str, func: Callable[..., int], help: str
+) -> argparse.ArgumentParser:
+    """Add the action `name`, run by `func(args, settings)`; returns its parser for the arguments."""
+    parser = actions.add_parser(name, help=help)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_concurrency(parser: argparse.ArgumentParser, default: str) -> None:
+    """`--concurrency/-c N`: sessions in flight at once (`default` says where the default comes from)."""
+    parser.add_argument(
+        "--concurrency", "-c", type=positive_int, help=f"sessions in flight at once (default: {default})"
+    )
 
 
 @contextmanager

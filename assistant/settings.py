@@ -20,23 +20,17 @@ from pathlib import Path
 from typing import Any, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from assistant.config_files import prompt_catalog
 from assistant.loop.repetition import RepeatStop
-from sandbox.sandbox_settings import SandboxSettings
+from sandbox.sandbox_settings import SandboxSettings, Section
 
 ENV_PREFIX = "COBALT__"
 DEFAULT_ANSWER_FORMAT = "code_first"
 DEFAULT_FEEDBACK_WORDING = "instruction_last"
-
-
-class Section(BaseModel):
-    """A settings section: unknown keys are refused, a number given for a text is taken as text."""
-
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
 class ModelSettings(Section):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from functools import partial
 from typing import Protocol
 
 import docker
@@ -36,7 +37,7 @@ from sandbox.engine import (
     short_reason,
 )
 from sandbox.image import require_image
-from sandbox.pool import Pool, run_job
+from sandbox.pool import Pool, run_job, start_warm
 from sandbox.protocol import Prepared, assemble, error_tests
 from sandbox.transport import Transport
 
@@ -133,18 +134,18 @@ class DockerBackend:
             if self._closed:
                 raise SandboxError("the sandbox was closed")
             if key not in self._pools:
-                self._pools[key] = Pool(
+                start = partial(
+                    start_warm,
                     self.client,
                     self.image,
                     limits,
-                    self.pool_size,
-                    self.max_jobs,
                     self.owner,
                     self.instance,
                     self.transport,
                     self.retry,
                     self.runtime,
                 )
+                self._pools[key] = Pool(self.client, start, self.pool_size, self.max_jobs)
             return self._pools[key]
 
     def warm(self, limits: Limits) -> None:

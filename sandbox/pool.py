@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
+from typing import Callable
 
 import docker
 
@@ -122,24 +123,11 @@ def run_once(
 
 
 class Pool:
-    """Up to `size` warm containers of one spec (under the OCI runtime `runtime`: the engine's
-    default unless given); one job per container at a time."""
+    """Up to `size` warm containers of one spec, each started by `start` (e.g. `start_warm` with
+    the spec's arguments bound); one job per container at a time."""
 
-    def __init__(
-        self,
-        client: docker.DockerClient,
-        image: str,
-        limits: Limits,
-        size: int,
-        max_jobs: int,
-        owner: str,
-        instance: str,
-        transport: Transport,
-        retry: Retry = NO_RETRY,
-        runtime: Runtime = DEFAULT_RUNTIME,
-    ) -> None:
-        self.client, self.image, self.limits, self.owner = client, image, limits, owner
-        self.instance, self.transport, self.retry, self.runtime = instance, transport, retry, runtime
+    def __init__(self, client: docker.DockerClient, start: Callable[[], Warm], size: int, max_jobs: int) -> None:
+        self.client, self.start = client, start
         self.size, self.max_jobs = max(1, size), max(1, max_jobs)
         self._idle: list[Warm] = []
         self._all: dict[str, Warm] = {}
@@ -160,16 +148,7 @@ class Pool:
                     break
                 self._cond.wait()
         try:
-            warm = start_warm(
-                self.client,
-                self.image,
-                self.limits,
-                self.owner,
-                self.instance,
-                self.transport,
-                self.retry,
-                self.runtime,
-            )
+            warm = self.start()
         finally:
             with self._cond:
                 self._starting -= 1

@@ -14,10 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandbox.api import Limits
 
 
-class RaySettings(BaseModel):
-    """Where `backend: ray` runs jobs: a Ray cluster with one sandbox worker per node."""
+class Section(BaseModel):
+    """A settings section: unknown keys are refused, a number given for a text is taken as text.
+    The base of every section of Cobalt's settings (`assistant.settings`), this package's first."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+
+class RaySettings(Section):
+    """Where `backend: ray` runs jobs: a Ray cluster with one sandbox worker per node."""
 
     address: str = Field(
         "auto",
@@ -29,10 +34,8 @@ class RaySettings(BaseModel):
     retries: int = Field(3, ge=0, description="Resubmissions of a job whose worker or node died.")
 
 
-class SandboxSettings(BaseModel):
+class SandboxSettings(Section):
     """How the Docker sandbox runs programs."""
-
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
     backend: Literal["docker", "ray"] = Field(
         "docker",

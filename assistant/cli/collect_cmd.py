@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.cli.loop_output import sigterm_as_interrupt
 from assistant.cli.trajectories_cmd import print_stats
-from assistant.console import positive_int
+from assistant.console import add_concurrency, positive_int
 from assistant.loop.collect import collect
 from assistant.problems.resolve import load_problems
 from assistant.problems.schema import ProblemError
@@ -41,12 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--turns", type=positive_int, help="most turns per session (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
-    parser.add_argument(
-        "--concurrency",
-        "-c",
-        type=positive_int,
-        help="sessions in flight at once (default: config collect.concurrency, 4)",
-    )
+    add_concurrency(parser, "config collect.concurrency, 4")
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
     parser.add_argument(
         "--first-temperature",
@@ -73,8 +68,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.first_temperature is not None:
         loop = loop.merged({"temperature": [args.first_temperature, *(loop.temperature[1:] or loop.temperature)]})
     section = settings.collect
-    samples = args.samples or section.samples
-    concurrency = args.concurrency or section.concurrency
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
     with (
         session_run(settings, f"collect {client.display_name}", args.json) as (sandbox, store, on_plan, on_session),
@@ -86,8 +79,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             sandbox,
             store,
             loop,
-            samples=samples,
-            concurrency=concurrency,
+            samples=args.samples or section.samples,
+            concurrency=args.concurrency or section.concurrency,
             abort_after=section.abort_after_errors,
             full_horizon=args.full_horizon,
             on_session=on_session,

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from assistant.console import action_parsers, add_action
 from assistant.serving import models
 
 if TYPE_CHECKING:
@@ -13,19 +14,15 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("models", help="prepare, list or import models")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    prep = actions.add_parser("prepare", help="fetch, verify and convert built-in models")
+    actions = action_parsers(sub, "models", "prepare, list or import models")
+    prep = add_action(actions, "prepare", _prepare, "fetch, verify and convert built-in models")
     prep.add_argument("names", nargs="+", help="built-in model names (see configs/models.yaml)")
     prep.add_argument("--force", action="store_true", help="prepare again even if present")
-    prep.set_defaults(func=_prepare)
-    lst = actions.add_parser("list", help="list built-in and imported models")
+    lst = add_action(actions, "list", _list, "list built-in and imported models")
     lst.add_argument("--json", action="store_true")
-    lst.set_defaults(func=_list)
-    imp = actions.add_parser("import", help="add a GGUF file or a checkpoint directory")
+    imp = add_action(actions, "import", _import, "add a GGUF file or a checkpoint directory")
     imp.add_argument("source", help="FILE.gguf or a Hugging Face checkpoint directory")
     imp.add_argument("--name", required=True, help="the name to serve it under")
-    imp.set_defaults(func=_import)
 
 
 def _prepare(args: argparse.Namespace, settings: Settings) -> int:

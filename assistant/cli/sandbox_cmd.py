@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assistant.console import action_parsers, add_action
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox
 from sandbox import Project, TestCase
@@ -28,18 +29,15 @@ FIELD_CHARS = 400
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("sandbox", help="build, check or use the Docker sandbox")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = action_parsers(sub, "sandbox", "build, check or use the Docker sandbox")
 
-    build = actions.add_parser("build", help="build the sandbox image if it is missing")
+    build = add_action(actions, "build", cmd_build, "build the sandbox image if it is missing")
     build.add_argument("--force", action="store_true", help="rebuild the harness layer even if it exists")
     build.add_argument("--offline", action="store_true", help="skip the registry; use debootstrap")
-    build.set_defaults(func=cmd_build)
 
-    check = actions.add_parser("check", help="report engine, image and a smoke run")
-    check.set_defaults(func=cmd_check)
+    add_action(actions, "check", cmd_check, "report engine, image and a smoke run")
 
-    run = actions.add_parser("run", help="run a program against tests")
+    run = add_action(actions, "run", cmd_run, "run a program against tests")
     run.add_argument("--program", required=True, help="the program file")
     run.add_argument("--tests", required=True, help="JSON list of test cases: {input, output} or {code}")
     run.add_argument("--kind", choices=["stdio", "function", "pytest"], default="stdio")
@@ -48,7 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--test-command", default="python -m pytest -q", help="pytest kind: the test command")
     run.add_argument("--timeout", type=float, help="seconds per test (default from the config)")
     run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
-    run.set_defaults(func=cmd_run)
 
 
 def cmd_build(args: argparse.Namespace, settings: Settings) -> int:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.console import positive_int
+from assistant.console import action_parsers, add_action, positive_int
 from assistant.errors import UserError
 from assistant.runtime import open_store
 from assistant.store import jsonl_export
@@ -29,29 +29,23 @@ def _filters(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("trajectories", help="list, show, export, import stored sessions")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    p = actions.add_parser("list", help="list sessions, newest last")
+    actions = action_parsers(sub, "trajectories", "list, show, export, import stored sessions")
+    p = add_action(actions, "list", _list, "list sessions, newest last")
     _filters(p)
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--limit", type=positive_int, default=50, help="newest N sessions (default 50)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_list)
-    p = actions.add_parser("show", help="show one session turn by turn")
+    p = add_action(actions, "show", _show, "show one session turn by turn")
     p.add_argument("session_id", metavar="ID", help="a session id or a unique prefix of it")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_show)
-    p = actions.add_parser("export", help="write sessions as JSONL in the reference record shape")
+    p = add_action(actions, "export", _export, "write sessions as JSONL in the reference record shape")
     _filters(p)
     p.add_argument("--out", "-o", help="output file (default: stdout)")
-    p.set_defaults(func=_export)
-    p = actions.add_parser("import", help="import a JSONL file of records (ours or the reference's)")
+    p = add_action(actions, "import", _import, "import a JSONL file of records (ours or the reference's)")
     p.add_argument("file", metavar="FILE")
-    p.set_defaults(func=_import)
-    p = actions.add_parser("stats", help="sessions, turns and solve rate per turn, per model/adapter")
+    p = add_action(actions, "stats", _stats, "sessions, turns and solve rate per turn, per model/adapter")
     _filters(p)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_stats)
 
 
 def _when(ts: float | None) -> str:

@@ -31,6 +31,8 @@ SOURCES = (
     "bench",
 )  # synthetic: trainer/repair/curriculum.py
 AUTHORS = ("model", "human")
+# The Turn fields kept in the store's meta_json column, in their order there.
+TURN_META = ("temperature", "top_p", "resamples", "repeated", "finish_reason", "prompt_tokens")
 
 
 def new_session_id() -> str:
@@ -89,15 +91,8 @@ class Turn:
         return "passed" if self.passed_public else "failed"
 
     def meta(self) -> dict[str, Any]:
-        """The fields kept in the store's meta_json column."""
-        return {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "resamples": self.resamples,
-            "repeated": self.repeated,
-            "finish_reason": self.finish_reason,
-            "prompt_tokens": self.prompt_tokens,
-        }
+        """The fields kept in the store's meta_json column (TURN_META)."""
+        return {name: getattr(self, name) for name in TURN_META}
 
     def summary(self) -> dict[str, Any]:
         """A compact JSON view (for `--json` output and event consumers)."""

@@ -61,6 +61,30 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+# The columns stored as they are under the same name as a field of SessionRecord / Turn.
+SESSION_COLUMNS = (
+    "id",
+    "problem_id",
+    "problem_hash",
+    "model",
+    "adapter_version",
+    "source",
+    "started_at",
+    "ended_at",
+    "status",
+    "error",
+)
+TURN_COLUMNS = (
+    "reply",
+    "program",
+    "public_pass_rate",
+    "hidden_pass_rate",
+    "feedback",
+    "feedback_message",
+    "tokens",
+    "latency_s",
+    "author",
+)
 
 
 class StoreError(UserError):
@@ -91,6 +115,17 @@ def _result_json(result: RunResult | None) -> str | None:
 
 def _result(text: str | None) -> RunResult | None:
     return None if text is None else RunResult.from_dict(json.loads(text))
+
+
+def _insert(db: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+    """INSERT one row (column -> value) into `table`."""
+    marks = ", ".join("?" * len(row))
+    db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values()))
+
+
+def _session_row(record: SessionRecord) -> dict[str, Any]:
+    """The sessions row of a record."""
+    return {**{column: getattr(record, column) for column in SESSION_COLUMNS}, "meta_json": _dump(record.meta)}
 
 
 class Store:
@@ -191,23 +226,21 @@ class Store:
         meta: dict[str, Any] | None = None,
     ) -> str:
         sid = session_id or new_session_id()
+        started = time.time() if started_at is None else started_at
         with self.transaction() as db:
             digest = self._put_problem(db, problem)
-            db.execute(
-                "INSERT INTO sessions (id, problem_id, problem_hash, model, adapter_version, source,"
-                " started_at, status, meta_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    sid,
-                    problem.id,
-                    digest,
-                    model,
-                    adapter_version,
-                    source,
-                    time.time() if started_at is None else started_at,
-                    RUNNING,
-                    _dump(meta or {}),
-                ),
+            record = SessionRecord(
+                sid,
+                problem.id,
+                digest,
+                model,
+                source,
+                RUNNING,
+                started,
+                adapter_version=adapter_version,
+                meta=meta or {},
             )
+            _insert(db, "sessions", _session_row(record))
         return sid
 
     def append_turn(self, session_id: str, turn: Turn) -> None:
@@ -217,29 +250,17 @@ class Store:
 
     @staticmethod
     def _insert_turn(db: sqlite3.Connection, session_id: str, turn: Turn) -> None:
-        db.execute(
-            "INSERT INTO turns (session_id, turn_index, messages_json, reply, program, public_result_json,"
-            " hidden_result_json, public_pass_rate, hidden_pass_rate, feedback, feedback_message, tokens,"
-            " latency_s, author, meta_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                session_id,
-                turn.index,
-                _dump(turn.messages),
-                turn.reply,
-                turn.program,
-                _result_json(turn.public),
-                _result_json(turn.hidden),
-                turn.public_pass_rate,
-                turn.hidden_pass_rate,
-                turn.feedback,
-                turn.feedback_message,
-                turn.tokens,
-                turn.latency_s,
-                turn.author,
-                _dump(turn.meta()),
-                turn.created_at or time.time(),
-            ),
-        )
+        row = {
+            "session_id": session_id,
+            "turn_index": turn.index,
+            "messages_json": _dump(turn.messages),
+            **{column: getattr(turn, column) for column in TURN_COLUMNS},
+            "public_result_json": _result_json(turn.public),
+            "hidden_result_json": _result_json(turn.hidden),
+            "meta_json": _dump(turn.meta()),
+            "created_at": turn.created_at or time.time(),
+        }
+        _insert(db, "turns", row)
 
     def insert_session(self, record: SessionRecord) -> None:
         """Write a whole session (its problem, row and turns) in one transaction (import)."""
@@ -247,23 +268,7 @@ class Store:
             raise StoreError(f"session {record.id} has no problem to store")
         with self.transaction() as db:
             digest = self._put_problem(db, record.problem)
-            db.execute(
-                "INSERT INTO sessions (id, problem_id, problem_hash, model, adapter_version, source,"
-                " started_at, ended_at, status, error, meta_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.problem_id,
-                    digest,
-                    record.model,
-                    record.adapter_version,
-                    record.source,
-                    record.started_at,
-                    record.ended_at,
-                    record.status,
-                    record.error,
-                    _dump(record.meta),
-                ),
-            )
+            _insert(db, "sessions", {**_session_row(record), "problem_hash": digest})
             for turn in record.turns:
                 self._insert_turn(db, record.id, turn)
 
@@ -398,19 +403,7 @@ class Store:
 
     @staticmethod
     def _session_record(row: sqlite3.Row) -> SessionRecord:
-        return SessionRecord(
-            id=row["id"],
-            problem_id=row["problem_id"],
-            problem_hash=row["problem_hash"],
-            model=row["model"],
-            adapter_version=row["adapter_version"],
-            source=row["source"],
-            started_at=row["started_at"],
-            ended_at=row["ended_at"],
-            status=row["status"],
-            error=row["error"],
-            meta=json.loads(row["meta_json"]),
-        )
+        return SessionRecord(**{column: row[column] for column in SESSION_COLUMNS}, meta=json.loads(row["meta_json"]))
 
     @staticmethod
     def _turn(row: sqlite3.Row) -> Turn:
@@ -418,17 +411,9 @@ class Store:
         return Turn(
             index=row["turn_index"],
             messages=json.loads(row["messages_json"]),
-            reply=row["reply"],
-            program=row["program"],
-            feedback=row["feedback"],
-            feedback_message=row["feedback_message"],
-            public_pass_rate=row["public_pass_rate"],
-            hidden_pass_rate=row["hidden_pass_rate"],
+            **{column: row[column] for column in TURN_COLUMNS},
             public=_result(row["public_result_json"]),
             hidden=_result(row["hidden_result_json"]),
-            tokens=row["tokens"],
-            latency_s=row["latency_s"],
-            author=row["author"],
             prompt_tokens=meta.get("prompt_tokens") or 0,
             temperature=meta.get("temperature"),
             top_p=meta.get("top_p"),

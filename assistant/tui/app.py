@@ -24,20 +24,12 @@ from assistant.problems.schema import ProblemError
 from assistant.settings import LoopSettings
 from assistant.store.trajectory import Turn
 from assistant.store.trajectory_db import StoreError
+from assistant.tui import screens
 from assistant.tui.controller import SolveController, describe_error
 from assistant.tui.debug_actions import DEBUG_ACTIONS, DebugActions
 from assistant.tui.events import BaselineReady, ControllerEvent, RunEnded, RunFailed, ServerProgress, TokensReady
 from assistant.tui.keys import BINDINGS, MAIN_ACTIONS, help_rows
 from assistant.tui.problem_files import default_solution_path, examples, save_program
-from assistant.tui.screens import (
-    ConfirmScreen,
-    DiffScreen,
-    HelpScreen,
-    NewProblemScreen,
-    OpenProblemScreen,
-    SaveSolutionScreen,
-    SessionsScreen,
-)
 from assistant.tui.services import Services
 from assistant.tui.views import diff_choices, ended_notice, save_note
 from assistant.tui.widgets import (
@@ -339,7 +331,7 @@ class CobaltApp(DebugActions, App[int]):
             self.run_worker(lambda: self.controller.run_human(program), thread=True, group="loop", exit_on_error=False)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(help_rows()))
+        self.push_screen(screens.HelpScreen(help_rows()))
 
     def _idle(self) -> bool:
         """True when no run is in flight; else says so (opening something else must wait)."""
@@ -353,7 +345,7 @@ class CobaltApp(DebugActions, App[int]):
                 self.open_problem(spec)
 
         if self._idle():
-            self.push_screen(OpenProblemScreen(examples(self.cwd)), chosen)
+            self.push_screen(screens.OpenProblemScreen(examples(self.cwd)), chosen)
 
     def action_new_problem(self) -> None:
         def saved(path: Path | None) -> None:
@@ -361,7 +353,7 @@ class CobaltApp(DebugActions, App[int]):
                 self.notify(f"Saved the new problem to {path}.", title="Problem saved", timeout=6)
 
         if self._idle():
-            self.push_screen(NewProblemScreen(self.cwd / "problems"), saved)
+            self.push_screen(screens.NewProblemScreen(self.cwd / "problems"), saved)
 
     def action_diff(self) -> None:
         editor = self.query_one(ProgramEditor)
@@ -369,7 +361,7 @@ class CobaltApp(DebugActions, App[int]):
         if len(programs) < 2:
             self.notify("Nothing to compare yet: run a turn first.", severity="warning", timeout=4)
             return
-        self.push_screen(DiffScreen(programs, before, after))
+        self.push_screen(screens.DiffScreen(programs, before, after))
 
     def action_save(self) -> None:
         editor, c = self.query_one(ProgramEditor), self.controller
@@ -394,7 +386,7 @@ class CobaltApp(DebugActions, App[int]):
                 timeout=6,
             )
 
-        self.push_screen(SaveSolutionScreen(default_solution_path(c.problem, self.cwd), note), chosen)
+        self.push_screen(screens.SaveSolutionScreen(default_solution_path(c.problem, self.cwd), note), chosen)
 
     def action_sessions(self) -> None:
         if not self._idle():
@@ -404,7 +396,7 @@ class CobaltApp(DebugActions, App[int]):
         except StoreError as exc:
             self.report_error(exc)
             return
-        self.push_screen(SessionsScreen(records), self._session_chosen)
+        self.push_screen(screens.SessionsScreen(records), self._session_chosen)
 
     def _session_chosen(self, choice: tuple[str, str] | None) -> None:
         if choice is None:
@@ -428,7 +420,7 @@ class CobaltApp(DebugActions, App[int]):
             )
 
     async def action_quit(self) -> None:
-        if isinstance(self.screen, ConfirmScreen):  # already asking
+        if isinstance(self.screen, screens.ConfirmScreen):  # already asking
             return
         if self.controller.busy:
             if self._exit_after_run:  # asked twice: leave now (finished turns are already stored)
@@ -440,7 +432,7 @@ class CobaltApp(DebugActions, App[int]):
                 else ""
             )
             self.push_screen(
-                ConfirmScreen(
+                screens.ConfirmScreen(
                     f"A run is in progress{waiting}. Stop it, keep the finished turns, and quit?",
                     yes="Stop and quit",
                     no="Keep running",
@@ -451,7 +443,7 @@ class CobaltApp(DebugActions, App[int]):
         editor = self.query_one(ProgramEditor)
         if editor.edited and editor.text.strip() and editor.text != self._saved_program:
             self.push_screen(
-                ConfirmScreen(
+                screens.ConfirmScreen(
                     "Your edits to the program are neither tested nor saved. Quit anyway?", yes="Quit", no="Stay"
                 ),
                 self._quit_answer,

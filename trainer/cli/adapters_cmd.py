@@ -10,6 +10,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from assistant.console import action_parsers, add_action
 from assistant.errors import UserError
 from assistant.serving import server
 from assistant.serving.adapters import read_current, served_base_name
@@ -23,26 +24,24 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    adapters = sub.add_parser("adapters", help="list, promote or roll back LoRA adapter versions")
-    actions = adapters.add_subparsers(dest="action", metavar="ACTION", required=True)
-    p = actions.add_parser("list", help="list adapter versions (* marks the current one)")
+    actions = action_parsers(sub, "adapters", "list, promote or roll back LoRA adapter versions")
+    p = add_action(actions, "list", list_cmd, "list adapter versions (* marks the current one)")
     p.add_argument("--model", help="only adapters of this base model")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=list_cmd)
-    p = actions.add_parser("promote", help="make a version the current adapter of its base model")
+    p = add_action(actions, "promote", promote_cmd, "make a version the current adapter of its base model")
     p.add_argument("version", help="version number (e.g. 3 or v3)")
     p.add_argument("--reason", required=True, help="why (recorded in the history)")
-    p.set_defaults(func=promote_cmd)
-    p = actions.add_parser("rollback", help="go back to the previous current adapter")
+    p = add_action(actions, "rollback", rollback_cmd, "go back to the previous current adapter")
     p.add_argument("--model", help="base model (default: config model.name)")
     target = p.add_mutually_exclusive_group()
     target.add_argument("--to", help="roll back to this version instead of the previous one")
     target.add_argument("--base", action="store_true", help="serve the bare base model")
     p.add_argument("--reason", required=True, help="why (recorded in the history)")
-    p.set_defaults(func=rollback_cmd)
-    p = actions.add_parser(
+    p = add_action(
+        actions,
         "gate",
-        help="run the promotion gate on a version (vs the base model and the current adapter); "
+        gate_cmd,
+        "run the promotion gate on a version (vs the base model and the current adapter); "
         "exit code 1 when it does not pass",
     )
     p.add_argument("version", help="version number (e.g. 3 or v3)")
@@ -50,7 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--server", metavar="URL", help="api base of a running base-model server (default: the data dir's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
-    p.set_defaults(func=gate_cmd)
 
 
 def _version(text: str) -> int:

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assistant.console import action_parsers, add_action
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
@@ -30,9 +31,8 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    dataset = sub.add_parser("dataset", help="build the bandit training dataset")
-    actions = dataset.add_subparsers(dest="action", metavar="ACTION", required=True)
-    p = actions.add_parser("build", help="filter stored trajectories into partial-trajectory prompts")
+    actions = action_parsers(sub, "dataset", "build the bandit training dataset")
+    p = add_action(actions, "build", run, "filter stored trajectories into partial-trajectory prompts")
     p.add_argument("--jsonl", type=Path, help="read sessions from this JSONL export instead of the store")
     p.add_argument("--out", type=Path, help="output directory (default: <data>/datasets/<time>)")
     p.add_argument("--model", help="policy model whose tokenizer measures prompts (default: config model.name)")
@@ -47,17 +47,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-perturb", action="store_true", help="build no perturbed contexts (no sandbox needed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
-    p.set_defaults(func=run)
-    syn = actions.add_parser("synthesize", help="store synthetic repair sessions (mutants of train-split tasks)")
+    syn = add_action(
+        actions, "synthesize", run_synthesize, "store synthetic repair sessions (mutants of train-split tasks)"
+    )
     syn.add_argument("--per-task", type=int, help="mutants per task (default: configs/repair.yaml curriculum.per_task)")
     syn.add_argument("--json", action="store_true", help="print one JSON object")
-    syn.set_defaults(func=run_synthesize)
-    pin = actions.add_parser(
+    pin = add_action(
+        actions,
         "pin-repair",
-        help="rebuild the pinned humaneval-repair items in the sandbox (trainer/repair/humaneval_pins.json)",
+        run_pin,
+        "rebuild the pinned humaneval-repair items in the sandbox (trainer/repair/humaneval_pins.json)",
     )
     pin.add_argument("--json", action="store_true", help="print one JSON object")
-    pin.set_defaults(func=run_pin)
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:

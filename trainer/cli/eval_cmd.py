@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.console import positive_int
+from assistant.console import add_concurrency, positive_int
 from assistant.errors import UserError
 from assistant.problems.resolve import load_problems
 from assistant.runtime import open_client, session_run, to_stderr
@@ -58,12 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="swap two public expected outputs per problem and measure reward hacking",
     )
-    parser.add_argument(
-        "--concurrency",
-        "-c",
-        type=positive_int,
-        help="sessions in flight at once (default: config sandbox.concurrency)",
-    )
+    add_concurrency(parser, "config sandbox.concurrency")
     parser.add_argument("--limit", type=positive_int, help="only the first K problems of the split")
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
     parser.add_argument("--out", type=Path, help="directory for report.json and pass_at_1.png")

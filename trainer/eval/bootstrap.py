@@ -23,8 +23,15 @@ from assistant.settings import BootstrapSection
 DEFAULT = BootstrapSection()
 
 
+class _Plain:
+    """A dataclass of plain values (numbers and None), so its dict is its fields'."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
 @dataclass
-class Estimate:
+class Estimate(_Plain):
     """A ratio with its interval; `value` is None when nothing was counted (den = 0)."""
 
     value: float | None
@@ -33,16 +40,13 @@ class Estimate:
     num: int
     den: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Estimate":
         return cls(**{k: data.get(k) for k in ("value", "lo", "hi", "num", "den")})
 
 
 @dataclass
-class Delta:
+class Delta(_Plain):
     """B - A of a paired ratio with its paired interval; None values when undefined."""
 
     a: float | None
@@ -52,9 +56,6 @@ class Delta:
     hi: float | None
     den_a: int
     den_b: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _r(x: float | None) -> float | None:

@@ -23,6 +23,10 @@ class CompareError(ValueError):
     """The two reports cannot be paired; the message says why."""
 
 
+# The fields of a ComparisonReport that its dict holds as they are, in their order there.
+PLAIN_FIELDS = ("a", "b", "turns", "perturbed", "problems", "pairs", "unpaired_a", "unpaired_b", "confidence")
+
+
 @dataclass
 class ComparisonReport:
     a: str
@@ -49,15 +53,7 @@ class ComparisonReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "a": self.a,
-            "b": self.b,
-            "turns": self.turns,
-            "perturbed": self.perturbed,
-            "problems": self.problems,
-            "pairs": self.pairs,
-            "unpaired_a": self.unpaired_a,
-            "unpaired_b": self.unpaired_b,
-            "confidence": self.confidence,
+            **{name: getattr(self, name) for name in PLAIN_FIELDS},
             "deltas": {
                 n: [{"turn": t, **d.to_dict()} if d else None for t, d in enumerate(v)] for n, v in self.deltas.items()
             },

@@ -10,6 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Select, Static
 
+from assistant.tui.screens.dialog import dialog_title
 from assistant.tui.views import unified_diff
 
 
@@ -25,7 +26,7 @@ class DiffScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         options = [(label, i) for i, (label, _) in enumerate(self.programs)]
         with Vertical(id="diff-box", classes="dialog"):
-            yield Static("[b]Diff[/b]   [dim]pick two programs · escape closes[/dim]", classes="dialog-title")
+            yield dialog_title("Diff", "pick two programs · escape closes")
             with Horizontal(classes="form-row"):
                 yield Select(options, value=self.before, allow_blank=False, id="diff-before")
                 yield Select(options, value=self.after, allow_blank=False, id="diff-after")

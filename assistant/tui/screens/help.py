@@ -9,6 +9,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from assistant.tui.screens.dialog import dialog_title
+
 ABOUT = (
     "Run (ctrl+r) asks the model for up to T turns: each program runs on the public tests in the "
     "Docker sandbox and the first failure goes back to the model, until every public test passes. "
@@ -28,7 +30,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box", classes="dialog"):
-            yield Static("[b]Cobalt keys[/b]   [dim](escape closes)[/dim]", classes="dialog-title")
+            yield dialog_title("Cobalt keys", "(escape closes)")
             yield DataTable(id="help-keys", show_cursor=False, zebra_stripes=True)
             with VerticalScroll(id="help-about"):
                 yield Static(ABOUT)

@@ -16,6 +16,7 @@ from textual.widgets import Button, Input, Select, Static, TextArea
 
 from assistant.problems.schema import ProblemError
 from assistant.tui.problem_files import OUTPUT_SEPARATOR, TEST_SEPARATOR, build_problem, save_problem
+from assistant.tui.screens.dialog import dialog_title
 
 HINTS = {
     "stdio": f"one test: its input, a line {OUTPUT_SEPARATOR}, the expected output; "
@@ -35,9 +36,7 @@ class NewProblemScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="new-box", classes="dialog"):
-            yield Static(
-                "[b]New problem[/b]   [dim]ctrl+s saves and opens · escape cancels[/dim]", classes="dialog-title"
-            )
+            yield dialog_title("New problem", "ctrl+s saves and opens · escape cancels")
             with VerticalScroll(id="new-form"):
                 with Horizontal(classes="form-row"):
                     yield Input(placeholder="id, e.g. add-two", id="new-id")

@@ -11,6 +11,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from assistant.tui.problem_files import Example
+from assistant.tui.screens.dialog import dialog_title
 
 
 class OpenProblemScreen(ModalScreen[str | None]):
@@ -24,9 +25,7 @@ class OpenProblemScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="open-box", classes="dialog"):
-            yield Static(
-                "[b]Open a problem[/b]   [dim]enter opens · tab switches · escape cancels[/dim]", classes="dialog-title"
-            )
+            yield dialog_title("Open a problem", "enter opens · tab switches · escape cancels")
             yield Input(placeholder="path/to/problem.yaml (or FILE#ID, HumanEval/N)", id="open-path")
             yield Static(f"Examples ({len(self.examples)})", classes="dialog-label")
             options = [Option(f"{e.id:<20} {e.kind:<8} {e.title}", id=str(i)) for i, e in enumerate(self.examples)]

@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from assistant.tui.screens.dialog import dialog_title
+
 
 class SaveSolutionScreen(ModalScreen[Path | None]):
     """A path field prefilled with a default; enter saves, escape cancels."""
@@ -22,9 +24,7 @@ class SaveSolutionScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="save-box", classes="dialog"):
-            yield Static(
-                "[b]Accept and save the solution[/b]   [dim]enter saves · escape cancels[/dim]", classes="dialog-title"
-            )
+            yield dialog_title("Accept and save the solution", "enter saves · escape cancels")
             yield Static(self.note, id="save-note")
             yield Input(str(self.default), id="save-path")
 

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from assistant.store.trajectory import SessionRecord
+from assistant.tui.screens.dialog import dialog_title
 
 
 class SessionsScreen(ModalScreen[tuple[str, str] | None]):
@@ -30,10 +31,8 @@ class SessionsScreen(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sessions-box", classes="dialog"):
-            yield Static(
-                f"[b]Stored sessions ({len(self.records)})[/b]   "
-                "[dim]enter/o opens · r resumes the loop · escape cancels[/dim]",
-                classes="dialog-title",
+            yield dialog_title(
+                f"Stored sessions ({len(self.records)})", "enter/o opens · r resumes the loop · escape cancels"
             )
             if self.records:
                 yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)

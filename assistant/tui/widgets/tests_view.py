@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from assistant.problems.schema import Problem
 from assistant.tui.views import test_lines
+from assistant.tui.widgets.problem_view import ProblemPane
 
 
-class TestsView(VerticalScroll):
+class TestsView(ProblemPane):
     """Lists a problem's public tests."""
 
     __test__ = False  # not a pytest class
+    PANE_TITLE = "Tests"
 
     def compose(self) -> ComposeResult:
         yield Static("", id="tests-text")
 
-    def on_mount(self) -> None:
-        self.border_title = "Tests"
+    def show_nothing(self) -> None:
+        self.query_one("#tests-text", Static).update("")
 
-    def show(self, problem: Problem | None) -> None:
-        text = self.query_one("#tests-text", Static)
-        if problem is None:
-            self.border_title = "Tests"
-            text.update("")
-            return
+    def show_problem(self, problem: Problem) -> None:
         self.border_title = f"Tests · {len(problem.public_tests)} public · {len(problem.hidden_tests)} hidden"
-        text.update(test_lines(problem))  # long tests wrap; only huge ones are cut
+        self.query_one("#tests-text", Static).update(test_lines(problem))  # long tests wrap; only huge ones are cut
