@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, get_origin
+from typing import Any, Literal, get_origin
 
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -335,18 +335,10 @@ class _EnvSource(EnvSettingsSource):
 class DebugSettings(Section):
     """`cobalt debug`: how a user's project is shown to the model and how its edits come back."""
 
-    edit_format: str = Field(
-        "functions",
-        description="How the model gives its edit: functions (whole changed definitions) or search_replace "
-        "(SEARCH/REPLACE blocks); the words are configs/prompts.yaml debug_formats.",
-    )
+    edit_format: Literal["functions", "search_replace"] = Field("functions", description="How edits are asked for.")
     max_spans: int = Field(3, ge=1, description="The most implicated functions or methods shown in full.")
     failure_chars: int = Field(1500, ge=200, description="The failing test's traceback is cut to this many characters.")
-    context_tokens: int | None = Field(
-        None,
-        ge=256,
-        description="The served model's context length (default: asked of the server, else server.max_model_len).",
-    )
+    context_tokens: int | None = Field(None, ge=256, description="The model's context (None: ask the server).")
     test_timeout_s: float = Field(120, gt=0, description="Seconds the project's whole test command may run.")
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import tempfile
 import time
@@ -31,10 +30,10 @@ from assistant.errors import UserError
 from assistant.loop.session import Session
 from assistant.runtime import open_client, open_sandbox, to_stderr
 from assistant.settings import Settings
+from bench.debug_cases import CASES, Case, read_cases
 from sandbox.api import Limits
 from trainer.eval.bootstrap import ratio_intervals
 
-CASES = Path(__file__).resolve().parents[1] / "examples" / "debug" / "cases.jsonl"
 MODES = ("functions", "search_replace", "whole_file")
 OVERFLOW_WORDS = ("context length", "context window", "maximum context", "max_model_len", "too long")
 HELP = "cobalt debug on real library bugs: edit answers vs whole-file answers (fix rate, time, tokens, overflows)"
@@ -49,24 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="write every case's outcome to this JSON file")
 
 
-def read_cases(path: Path, limit: int) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise UserError(f"no cases file at {path}")
-    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return cases[:limit] if limit else cases
-
-
-def _buggy_copy(case: dict[str, Any], root: Path, into: Path) -> Path:
-    project = into / case["project"]
-    shutil.copytree(root / case["project"], project)
-    target = project / case["target_file"]
-    text = target.read_text(encoding="utf-8")
-    if text.count(case["search"]) != 1:
-        raise UserError(f"case {case['id']}: its search text does not occur exactly once in {case['target_file']}")
-    target.write_text(text.replace(case["search"], case["replace"], 1), encoding="utf-8")
-    return project
-
-
 def _overflowed(session: Session, context: int) -> bool:
     if session.error and any(w in session.error.lower() for w in OVERFLOW_WORDS):
         return True
@@ -75,18 +56,16 @@ def _overflowed(session: Session, context: int) -> bool:
     )
 
 
-def run_case(
-    case: dict[str, Any], mode: str, settings: Settings, client: Any, runner: LimitedRunner, turns: int
-) -> dict:
+def run_case(case: Case, mode: str, settings: Settings, client: Any, runner: LimitedRunner, turns: int) -> dict:
     """One case in one mode on a fresh buggy copy; the outcome row."""
     loop = settings.loop.model_copy(update={"turns": turns, "temperature": [0.0], "top_p": 1.0, "repeat_resamples": 0})
     with tempfile.TemporaryDirectory(prefix="cobalt-bench-debug-") as tmp:
-        project = _buggy_copy(case, CASES.parent if case.get("root") is None else Path(case["root"]), Path(tmp))
-        problem = debug_problem(project / case["target_file"], case["test_command"], project)
+        project = case.unpack(Path(tmp))
+        problem = debug_problem(project / case.target_file, case.test_command, project)
         start = time.perf_counter()
         before = runner.run(problem.starter_code, [], "pytest", project=problem.project())
         if before.all_passed:
-            raise UserError(f"case {case['id']}: the injected bug fails no test")
+            raise UserError(f"case {case.id}: the injected bug fails no test")
         if mode == "whole_file":
             session = Session(problem, client, runner, loop, source="bench", stream=False)
         else:
@@ -102,7 +81,7 @@ def run_case(
         wall = time.perf_counter() - start
     context = settings.debug.context_tokens or settings.server.max_model_len
     return {
-        "case": case["id"],
+        "case": case.id,
         "mode": mode,
         "fixed": session.passed,
         "turns": len(session.turns),
@@ -174,7 +153,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
                 row = run_case(case, mode, settings, client, runner, args.turns)
                 rows.append(row)
                 to_stderr(
-                    f"[{i}/{len(cases)}] {case['id']} {mode}: {'fixed' if row['fixed'] else 'not fixed'} "
+                    f"[{i}/{len(cases)}] {case.id} {mode}: {'fixed' if row['fixed'] else 'not fixed'} "
                     f"in {row['turns']} turn(s), {row['wall_s']:.0f} s{' (overflow)' if row['overflow'] else ''}"
                 )
                 if args.out:

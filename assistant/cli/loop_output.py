@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Iterator, TextIO
 
 from assistant.loop.session import ProgramExtracted, TokenStreamed, TurnFinished, TurnStarted
@@ -25,28 +26,26 @@ def _passed(result: Any, fallback_total: int) -> str:
     return f"{sum(t.passed for t in result.tests)}/{len(result.tests)}"
 
 
+@dataclass
 class TurnPrinter:
     """Prints one line per turn as it happens and streams each reply; with `quiet`, a live
     line (tokens, tok/s, elapsed) replaces the reply (on a terminal only); with `verbose`,
     each turn's feedback is shown too. `headers=False` prints the live line only (for
     --json runs, on stderr)."""
 
-    def __init__(
-        self,
-        turns: int,
-        public_total: int,
-        hidden_total: int,
-        verbose: bool = False,
-        out: TextIO | None = None,
-        quiet: bool = False,
-        headers: bool = True,
-    ) -> None:
+    turns: int
+    public_total: int
+    hidden_total: int
+    verbose: bool = False
+    out: TextIO | None = None
+    quiet: bool = False
+    headers: bool = True
+
+    def __post_init__(self) -> None:
         from rich.console import Console
 
-        self.turns, self.public_total, self.hidden_total = turns, public_total, hidden_total
-        self.verbose, self.quiet, self.headers = verbose, quiet, headers
-        self.console = Console(file=out or sys.stdout, highlight=False, soft_wrap=True)
-        self.live = quiet and self.console.file.isatty()
+        self.console = Console(file=self.out or sys.stdout, highlight=False, soft_wrap=True)
+        self.live = self.quiet and self.console.file.isatty()
         self._chunks, self._clock, self._painted = 0, 0.0, 0.0
 
     def _live(self, final: bool = False) -> None:

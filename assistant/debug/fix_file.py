@@ -51,6 +51,13 @@ def debug_problem(
         raise ProblemError(f"{file}: cannot be read ({exc.strerror or exc})") from None
     if "\x00" in content:
         raise ProblemError(f"{file} is a binary file; cobalt debug fixes Python source files")
+    return pytest_problem(root, str(target), test_command, content, current_failure)
+
+
+def pytest_problem(
+    root: Path, target: str, test_command: str, content: str, current_failure: str | None = None
+) -> Problem:
+    """The pytest-kind problem of `target` (a path inside `root`) holding `content`."""
     statement = (
         f"The tests of the project `{root.name}` fail. Fix the file `{target}` so that "
         f"the command `{test_command}` passes. Change only what is needed."
@@ -60,7 +67,7 @@ def debug_problem(
     slug = re.sub(r"[^A-Za-z0-9_.:/-]", "_", f"debug:{root.name}/{target}")
     return Problem(
         id=slug,
-        title=str(target),
+        title=target,
         statement=statement,
         kind="pytest",
         starter_code=content,
@@ -68,7 +75,7 @@ def debug_problem(
         hidden_tests=[],
         source="debug",
         project_dir=str(root),
-        target_file=str(target),
+        target_file=target,
         test_command=test_command,
     )
 
@@ -78,19 +85,7 @@ def probe_problem(root: Path, test_command: str, probe_file: str) -> Problem:
     file in the sandbox's copy), to find which file the failures point at."""
     if not test_command.strip():
         raise ProblemError('the test command is empty; pass it with --test "python -m pytest -q"')
-    return Problem(
-        id=f"debug-probe:{root.name}",
-        title=root.name,
-        statement="",
-        kind="pytest",
-        starter_code="",
-        public_tests=[],
-        hidden_tests=[],
-        source="debug",
-        project_dir=str(root),
-        target_file=probe_file,
-        test_command=test_command,
-    )
+    return pytest_problem(root.resolve(), probe_file, test_command, "")
 
 
 def best_turn(turns: list[Turn]) -> Turn | None:

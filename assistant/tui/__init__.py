@@ -9,6 +9,6 @@ the look in `cobalt.tcss`.
 
 from assistant.tui.app import CobaltApp
 from assistant.tui.controller import SolveController
-from assistant.tui.services import Services
+from assistant.tui.services import Openers, Services
 
-__all__ = ["CobaltApp", "SolveController", "Services"]
+__all__ = ["CobaltApp", "Openers", "SolveController", "Services"]

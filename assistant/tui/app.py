@@ -261,37 +261,31 @@ class CobaltApp(DebugActions, App[int]):
         if " --test " in f" {spec} ":
             file, _, command = spec.partition("--test")
             return self.open_debug(Path(file.strip()), command.strip().strip("'\""))
-        try:
-            problem = self.controller.load_problem(spec)
-        except ProblemError as exc:
-            self.report_error(exc)
-            return False
-        self.call_next(self.paint_all)
-        self.prewarm_client()
-        self.notify(
-            f"{problem.title}: {len(problem.public_tests)} public and {len(problem.hidden_tests)} "
-            "hidden tests. ctrl+r runs the model.",
-            title=f"Opened {problem.id}",
-            timeout=5,
-        )
-        return True
+        return self._opened(lambda: self.controller.load_problem(spec), self._problem_notice)
 
     def open_debug(self, file: Path, test_command: str, root: Path | None = None) -> bool:
         """A debugging session on a file of the user's project (ctrl+r runs it)."""
+        path = file if file.is_absolute() else self.cwd / file
+        return self._opened(lambda: self.controller.open_debug(path, test_command, root), self._debug_notice)
+
+    def _opened(self, load: Any, notice: Any) -> bool:
         try:
-            problem = self.controller.open_debug(file if file.is_absolute() else self.cwd / file, test_command, root)
+            problem = load()
         except ProblemError as exc:
             self.report_error(exc)
             return False
         self.call_next(self.paint_all)
         self.prewarm_client()
-        self.notify(
-            f"{problem.target_file}: ctrl+r runs `{test_command}` and the model; ctrl+a writes a passing fix, "
-            "ctrl+z undoes it.",
-            title="Debug session",
-            timeout=8,
-        )
+        notice(problem)
         return True
+
+    def _problem_notice(self, problem: Any) -> None:
+        counts = f"{len(problem.public_tests)} public and {len(problem.hidden_tests)} hidden tests"
+        self.notify(f"{problem.title}: {counts}. ctrl+r runs the model.", title=f"Opened {problem.id}", timeout=5)
+
+    def _debug_notice(self, problem: Any) -> None:
+        keys = "ctrl+r runs the tests and the model; ctrl+a writes a passing fix, ctrl+z undoes it."
+        self.notify(f"{problem.target_file} · `{problem.test_command}`: {keys}", title="Debug session", timeout=8)
 
     def prewarm_client(self) -> None:
         """Start (or find) the model server in the background once a problem is open."""

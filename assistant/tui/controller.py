@@ -31,17 +31,8 @@ from assistant.loop.session import ProgramExtracted, Session, SessionEnded, Toke
 from assistant.problems.resolve import load_problem
 from assistant.problems.schema import Problem
 from assistant.settings import LoopSettings
-from assistant.store.trajectory import (
-    ERROR,
-    INTERRUPTED,
-    MODEL_ERROR,
-    PASSED,
-    RUNNING,
-    SANDBOX_ERROR,
-    UNSOLVED,
-    SessionRecord,
-    Turn,
-)
+from assistant.store import trajectory as states
+from assistant.store.trajectory import SessionRecord, Turn
 from assistant.store.trajectory_db import StoreError
 from assistant.tui.events import BaselineReady, RunEnded, RunFailed, ServerProgress, TokensReady
 from assistant.tui.services import Services
@@ -70,7 +61,7 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
 
 def describe_status(status: str, error: str | None) -> tuple[str, str]:
     """The same for a session that ended with an error status."""
-    name = {MODEL_ERROR: "LLMError", SANDBOX_ERROR: "SandboxError"}.get(status, "Error")
+    name = {states.MODEL_ERROR: "LLMError", states.SANDBOX_ERROR: "SandboxError"}.get(status, "Error")
     return describe(name, error or status)
 
 
@@ -224,7 +215,7 @@ class SolveController:
             session = record(self._debug_session(client, sandbox), store)
             if self.resume_id is not None:
                 session.id, session.turns = self.resume_id, list(self.turns)
-                store.set_status(self.resume_id, RUNNING)
+                store.set_status(self.resume_id, states.RUNNING)
                 self.resume_id = None
         elif self.resume_id is not None:
             session = resume(
@@ -308,10 +299,10 @@ class SolveController:
                 return
             session = self._session(client, sandbox)
             status = session.run(max_turns=len(session.turns) + self.settings.turns)
-            if status in (MODEL_ERROR, SANDBOX_ERROR, ERROR):
+            if status in (states.MODEL_ERROR, states.SANDBOX_ERROR, states.ERROR):
                 self.emit(RunFailed(*describe_status(status, session.error)))
         except StopRequested:
-            status = INTERRUPTED
+            status = states.INTERRUPTED
         except Exception as exc:  # never let a worker take the UI down
             self.emit(RunFailed(*describe_error(exc)))
             status = session.status if session is not None else None
@@ -325,7 +316,7 @@ class SolveController:
             sandbox = self.services.sandbox()
             session = self._session(self.services.client_if_ready(), sandbox)
             session.human_turn(program)
-            status = session.finish(PASSED if session.passed else UNSOLVED)
+            status = session.finish(states.PASSED if session.passed else states.UNSOLVED)
         except Exception as exc:
             self.emit(RunFailed(*describe_error(exc)))
             status = session.status if session is not None else None

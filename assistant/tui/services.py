@@ -9,6 +9,7 @@ without touching the real server. It does not run the loop; the controller does.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from assistant import runtime
@@ -20,25 +21,27 @@ ClientFactory = Callable[[Progress], Any]
 SandboxFactory = Callable[[], Any]
 
 
+@dataclass(frozen=True)
+class Openers:
+    """What `Services` opens with instead of the configured model, sandbox and store (tests pass
+    their fakes here); each one given is the caller's to close."""
+
+    client: ClientFactory | None = None
+    sandbox: SandboxFactory | None = None
+    store: Store | None = None
+
+
 class Services:
     """Lazily opened client, sandbox and store; every getter is thread-safe."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        model: str | None = None,
-        *,
-        client_factory: ClientFactory | None = None,
-        sandbox_factory: SandboxFactory | None = None,
-        store: Store | None = None,
-    ) -> None:
+    def __init__(self, settings: Settings, model: str | None = None, openers: Openers = Openers()) -> None:
         self.settings = settings
         self.model_name = model or settings.model.name or "-"
-        self._client_factory = client_factory or self._resolve_client
-        self._sandbox_factory = sandbox_factory or self._open_sandbox
-        self._owns_sandbox = sandbox_factory is None
-        self._owns_store = store is None
-        self._store = store
+        self._client_factory = openers.client or self._resolve_client
+        self._sandbox_factory = openers.sandbox or self._open_sandbox
+        self._owns_sandbox = openers.sandbox is None
+        self._owns_store = openers.store is None
+        self._store = openers.store
         self._client: Any = None
         self._sandbox: Any = None
         self._client_lock = threading.Lock()

@@ -13,6 +13,7 @@ from assistant.cli import main
 from assistant.debug.fix_file import project_root
 from assistant.store.trajectory_db import Store
 from tests.assistant.cli.test_cli_solve import use_model
+from tests.assistant.debug.projects import CRASHING, MEAN_FIXED, calc_project, stats_project
 from tests.assistant.loop_fakes import ScriptedClient, answer
 
 pytestmark = pytest.mark.docker
@@ -22,15 +23,7 @@ FIXED = "def mul(a, b):\n    return a * b\n"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "calc-project"
-    (root / "tests").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[project]\nname = 'calc'\n")
-    (root / "calc.py").write_text(BROKEN)
-    (root / "tests" / "test_calc.py").write_text(
-        "from calc import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n"
-        "def test_unit():\n    assert mul(1, 1) == 1\n"
-    )
-    return root
+    return calc_project(tmp_path / "calc-project", BROKEN)
 
 
 def test_debug_prints_the_diff_and_leaves_the_file_alone(
@@ -91,31 +84,17 @@ def test_debug_bad_input(cobalt_home: Path, project: Path, capsys: pytest.Captur
     assert project_root(project / "tests" / "test_calc.py") == project.resolve()
 
 
-CRASHING = "def ratio(a, b):\n    return a / b\n\n\ndef mean(xs):\n    return ratio(sum(xs), len(xs) - len(xs))\n"
-MEAN_FIXED = "def mean(xs):\n    return ratio(sum(xs), len(xs))"
-
-
 @pytest.fixture
-def stats_project(tmp_path: Path) -> Path:
-    root = tmp_path / "stats-project"
-    (root / "pkg").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "pyproject.toml").write_text("[project]\nname = 'stats'\n")
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "stats.py").write_text(CRASHING)
-    (root / "tests" / "test_stats.py").write_text(
-        "from pkg.stats import mean, ratio\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n\n"
-        "def test_ratio():\n    assert ratio(6, 3) == 2\n"
-    )
-    return root
+def stats_project_dir(tmp_path: Path) -> Path:
+    return stats_project(tmp_path / "stats-project")
 
 
 def test_without_a_file_the_failing_frames_name_it_and_the_model_sees_the_function_in_full(
-    cobalt_home: Path, stats_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    cobalt_home: Path, stats_project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     client = ScriptedClient([answer(MEAN_FIXED)])
     use_model(monkeypatch, client)
-    monkeypatch.chdir(stats_project)
+    monkeypatch.chdir(stats_project_dir)
     assert main(["debug", "--test", "python -m pytest -q", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["passed"] and result["file"].endswith("pkg/stats.py") and not result["applied"]
@@ -123,11 +102,11 @@ def test_without_a_file_the_failing_frames_name_it_and_the_model_sees_the_functi
     prompt = client.calls[0]["messages"][1]["content"]
     assert "Failing test: tests/test_stats.py::test_mean" in prompt and "ZeroDivisionError" in prompt
     assert "pkg/stats.py:6: in mean" in prompt and "`mean` (lines 5-6)" in prompt
-    assert (stats_project / "pkg" / "stats.py").read_text() == CRASHING
+    assert (stats_project_dir / "pkg" / "stats.py").read_text() == CRASHING
 
 
 def test_an_edit_that_does_not_apply_is_the_next_feedback_with_the_current_code(
-    cobalt_home: Path, stats_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    cobalt_home: Path, stats_project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     miss = "<<<<<<< SEARCH\n    return total / count\n=======\n    return 0\n>>>>>>> REPLACE"
     hit = (
@@ -136,7 +115,7 @@ def test_an_edit_that_does_not_apply_is_the_next_feedback_with_the_current_code(
     )
     client = ScriptedClient([miss, hit])
     use_model(monkeypatch, client)
-    target = str(stats_project / "pkg" / "stats.py")
+    target = str(stats_project_dir / "pkg" / "stats.py")
     assert main(["debug", target, "--test", "python -m pytest -q", "--edit-format", "search_replace", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["passed"] and len(result["turns"]) == 2

@@ -8,8 +8,7 @@ import pytest
 
 from assistant.loop.sanitize import graded_program, sanitize
 from assistant.loop.session import run_public_and_hidden
-from assistant.problems.schema import Problem
-from sandbox.api import TestCase
+from tests.assistant.sample_problems import function_problem
 
 ANSWER = """import math
 MOD = 10**9 + 7
@@ -40,13 +39,12 @@ def test_unparsable_or_clean_answers_are_unchanged_and_stdio_runs_whole() -> Non
 
 @pytest.mark.docker
 def test_a_wrong_assert_of_the_models_own_no_longer_fails_the_run(sandbox) -> None:
-    problem = Problem(
-        id="two-sum",
-        statement="two_sum",
-        kind="function",
-        entry_point="two_sum",
-        public_tests=[TestCase(code="assert two_sum([2, 7], 9) == [0, 1]")],
-        hidden_tests=[TestCase(code="assert two_sum([3, 3], 6) == [0, 1]")],
+    problem = function_problem(
+        "two-sum",
+        "two_sum",
+        ["assert two_sum([2, 7], 9) == [0, 1]"],
+        ["assert two_sum([3, 3], 6) == [0, 1]"],
+        "two_sum",
     )
     raw_public, raw_hidden = run_public_and_hidden(sandbox, problem, ANSWER, sanitize=False)
     public, hidden = run_public_and_hidden(sandbox, problem, ANSWER)

@@ -13,25 +13,17 @@ import pytest
 
 from assistant.store.trajectory import PASSED
 from assistant.tui.widgets import ProblemView, ResultsTable, TurnTimeline
+from tests.assistant.debug.projects import MUL_FIXED, MUL_WRONG, calc_project
 from tests.assistant.tui.tui_support import ScriptedClient, answer, idle, make_app, wait_for
 
 pytestmark = pytest.mark.docker
 BROKEN = "import math\n\n\ndef mul(a, b):\n    return a + b\n\n\ndef area(r):\n    return math.pi * r * r\n"
-WRONG = "def mul(a, b):\n    return a - b"
-FIXED = "def mul(a, b):\n    return a * b"
+WRONG, FIXED = MUL_WRONG, MUL_FIXED
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "calc-project"
-    (root / "tests").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[project]\nname = 'calc'\n")
-    (root / "calc.py").write_text(BROKEN)
-    (root / "tests" / "test_calc.py").write_text(
-        "from calc import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n"
-        "def test_one():\n    assert mul(1, 1) == 1\n"
-    )
-    return root
+    return calc_project(tmp_path / "calc-project", BROKEN)
 
 
 @pytest.fixture

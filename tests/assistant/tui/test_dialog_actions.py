@@ -210,12 +210,11 @@ def test_no_docker_and_no_server_are_notifications(cobalt_home: Path) -> None:
     def no_server(_: Any) -> Any:
         raise ServerError("the vLLM server exited during start-up (code 1): out of memory")
 
-    from assistant.tui import CobaltApp, Services
+    from assistant.tui import CobaltApp, Openers, Services
 
     store = Store(cobalt_home / "trajectories.db")
-    services = Services(
-        Settings(model={"name": "qwen-coder"}), client_factory=no_server, sandbox_factory=no_docker, store=store
-    )
+    openers = Openers(client=no_server, sandbox=no_docker, store=store)
+    services = Services(Settings(model={"name": "qwen-coder"}), openers=openers)
     app = CobaltApp(services, LoopSettings(turns=2), problem=SUM, cwd=cobalt_home)
 
     async def scenario() -> None:

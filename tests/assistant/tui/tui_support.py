@@ -13,7 +13,7 @@ from typing import Any, Callable
 from assistant.serving.chat import ChatClient
 from assistant.settings import LoopSettings, Settings
 from assistant.store.trajectory_db import Store
-from assistant.tui import CobaltApp, Services
+from assistant.tui import CobaltApp, Openers, Services
 
 DATA = Path(__file__).parent / "data"
 SUM = str(DATA / "sum-two.yaml")  # the tests' own copy, so example edits cannot move snapshots
@@ -80,12 +80,8 @@ def make_app(
     def no_client(_: Any) -> Any:
         raise AssertionError("this test has no model")
 
-    services = Services(
-        Settings(model={"name": "scripted"}),
-        client_factory=(lambda _: client) if client else no_client,
-        sandbox_factory=lambda: sandbox,
-        store=store,
-    )
+    openers = Openers(client=(lambda _: client) if client else no_client, sandbox=lambda: sandbox, store=store)
+    services = Services(Settings(model={"name": "scripted"}), openers=openers)
     app = CobaltApp(services, LoopSettings(turns=turns), problem=problem, cwd=cwd or home, prewarm=client is not None)
     return app, store
 

@@ -13,27 +13,18 @@ from assistant.cli import main
 from assistant.problems.schema import Problem
 from assistant.store.trajectory_db import Store
 from tests.assistant.cli.test_cli_solve import use_model
+from tests.assistant.debug.projects import DOUBLE, DOUBLE_TESTS, MUL_FIXED, MUL_WRONG, calc_project
 from tests.assistant.loop_fakes import ScriptedClient, answer
 from trainer.data.dataset import select
 from trainer.training.reward import SandboxReward
 
 pytestmark = pytest.mark.docker
-BROKEN = "def mul(a, b):\n    return a + b\n\n\ndef double(a):\n    return mul(a, 2)\n"
-WRONG = "def mul(a, b):\n    return a - b"
-FIXED = "def mul(a, b):\n    return a * b"
+BROKEN, WRONG, FIXED = DOUBLE, MUL_WRONG, MUL_FIXED
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "calc"
-    (root / "tests").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[project]\nname = 'calc'\n")
-    (root / "calc.py").write_text(BROKEN)
-    (root / "tests" / "test_calc.py").write_text(
-        "from calc import double, mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n"
-        "def test_double():\n    assert double(4) == 8\n\ndef test_zero():\n    assert mul(0, 0) == 0\n"
-    )
-    return root
+    return calc_project(tmp_path / "calc", DOUBLE, DOUBLE_TESTS)
 
 
 def test_a_debug_session_gives_prompts_of_the_messages_it_saw_rewarded_by_the_test_command(

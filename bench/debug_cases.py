@@ -1,0 +1,83 @@
+"""The cases of `cobalt bench debug` (examples/debug): one injected bug per case in a module of a
+real library, with that library's own tests. Each library's project (its package, its test files,
+its LICENSE) is kept as `examples/debug/projects/<name>.tar.gz`, third-party code that is data
+here, not part of Cobalt; a case is applied by replacing its `search` text, which occurs exactly
+once in the module, with `replace`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from assistant.errors import UserError
+
+DEBUG_DIR = Path(__file__).resolve().parents[1] / "examples" / "debug"
+CASES = DEBUG_DIR / "cases.jsonl"
+PROJECTS = DEBUG_DIR / "projects"
+
+
+@dataclass
+class Case:
+    id: str
+    project: str
+    target_file: str
+    test_command: str
+    function: str
+    search: str
+    replace: str
+    bug: str
+
+    def archive(self, projects: Path = PROJECTS) -> Path:
+        return projects / f"{self.project}.tar.gz"
+
+    def original(self, projects: Path = PROJECTS) -> str:
+        """The module as the library ships it."""
+        with tarfile.open(self.archive(projects)) as tar:
+            member = tar.extractfile(f"{self.project}/{self.target_file}")
+            if member is None:
+                raise UserError(f"case {self.id}: {self.target_file} is not in {self.archive(projects).name}")
+            return io.TextIOWrapper(member, encoding="utf-8").read()
+
+    def buggy(self, projects: Path = PROJECTS) -> str:
+        """The module with the case's bug; UserError unless `search` occurs exactly once."""
+        text = self.original(projects)
+        if text.count(self.search) != 1:
+            raise UserError(f"case {self.id}: its search text does not occur exactly once in {self.target_file}")
+        return text.replace(self.search, self.replace, 1)
+
+    def unpack(self, into: Path, projects: Path = PROJECTS, buggy: bool = True) -> Path:
+        """A fresh copy of the project under `into`, with the bug applied unless `buggy` is False."""
+        with tarfile.open(self.archive(projects)) as tar:
+            tar.extractall(into, filter="data")
+        root = into / self.project
+        if buggy:
+            (root / self.target_file).write_text(self.buggy(projects), encoding="utf-8")
+        return root
+
+
+def read_cases(path: Path = CASES, limit: int = 0) -> list[Case]:
+    """The cases of a JSONL file (the first `limit` of them; 0: all)."""
+    if not path.is_file():
+        raise UserError(f"no cases file at {path}")
+    cases = [Case(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return cases[:limit] if limit else cases
+
+
+def pack(project_dir: Path, out: Path) -> Path:
+    """`project_dir` as a reproducible tar.gz (sorted, no owners, no times), without caches."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    files = sorted(p for p in project_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    with gzip.GzipFile(out, "wb", compresslevel=9, mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
+        for path in files:
+            info = tar.gettarinfo(str(path), arcname=f"{project_dir.name}/{path.relative_to(project_dir)}")
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = 0
+            with open(path, "rb") as fh:
+                tar.addfile(info, fh)
+    return out
