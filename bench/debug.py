@@ -44,8 +44,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--modes", default="functions,whole_file", help=f"comma-separated, of: {', '.join(MODES)}")
     parser.add_argument("--turns", type=int, default=4, help="most turns per case (default 4)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0: all)")
+    parser.add_argument(
+        "--sample", type=int, default=0, help="N cases spread evenly over the file, every library in (0: all)"
+    )
     parser.add_argument("--model", default=None, help="model (default: config model.name)")
     parser.add_argument("--out", default=None, help="write every case's outcome to this JSON file")
+
+
+def spread(cases: list[Case], n: int) -> list[Case]:
+    """`n` cases at even steps through `cases` (all of them when n is 0 or too large)."""
+    if not n or n >= len(cases):
+        return cases
+    return [cases[(i * len(cases)) // n] for i in range(n)]
 
 
 def _overflowed(session: Session, context: int) -> bool:
@@ -139,7 +149,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise UserError(f"unknown mode {unknown[0]!r}; choose from {', '.join(MODES)}")
-    cases = read_cases(Path(args.cases), args.limit)
+    cases = spread(read_cases(Path(args.cases), args.limit), args.sample)
     client = open_client(settings, args.model, progress=to_stderr)
     client.logit_bias = None
     sandbox = open_sandbox(settings)

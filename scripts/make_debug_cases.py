@@ -1,7 +1,7 @@
 """Validate the `cobalt bench debug` cases in examples/debug/cases.jsonl (issue #24 item 10).
 
 Each case names a small project copied from a real library's source distribution
-(examples/debug/<library>-<version>/), a module in it (`target_file`), the library's own
+(packed as examples/debug/projects/<library>-<version>.tar.gz), a module in it (`target_file`), the library's own
 test command, and a bug: `search` (lines of the original module, occurring exactly once)
 replaced by `replace`. A case is valid when
 

@@ -77,6 +77,7 @@ def build(view: TurnView, spans: list[Span], budget: Budget, edit_format: str, f
     tries = [(spans, OUTLINE, failure_chars), (spans, OUTLINE, failure_chars // 3)]
     for k in range(len(spans), 0, -1):
         tries += [(spans[:k], SIGNATURES, failure_chars // 3), (spans[:k], KEPT_ONLY, failure_chars // 3)]
+    tries += [([span], KEPT_ONLY, failure_chars // 3) for span in spans[1:]]  # a later span alone may fit
     if not spans:  # nothing localized: the whole file
         tries = [([], OUTLINE, failure_chars), ([], OUTLINE, failure_chars // 3)]
     messages: list[Message] = []

@@ -1,7 +1,7 @@
 """`cobalt debug` as a library: fix one file of a local project until its test command
 passes. The file becomes a pytest-kind Problem (the project is copied into the sandbox,
 the model's program replaces the file, the command runs there); the user's tree is never
-touched unless `apply_fix` is called, which keeps a backup first.
+touched here (assistant/debug/applied.py writes a fix, with a backup, and undoes it).
 
 This module does not pick models or print; the CLI (assistant/cli/debug_cmd.py) does.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import shutil
 from pathlib import Path
 
 from assistant.problems.schema import Problem, ProblemError
@@ -111,11 +110,3 @@ def backup_path(file: Path) -> Path:
         candidate = file.with_name(f"{file.name}{BACKUP_SUFFIX}.{n}")
         n += 1
     return candidate
-
-
-def apply_fix(file: Path, program: str) -> Path:
-    """Copy `file` to a fresh backup (file.py.orig, .orig.1, ...), then write `program`."""
-    backup = backup_path(file)
-    shutil.copy2(file, backup)
-    file.write_text(program, encoding="utf-8")
-    return backup

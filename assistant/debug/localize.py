@@ -1,7 +1,9 @@
 """Where in a file the failing tests point: the functions and methods (AST spans) that the failing
-frames run through, or, when no frame enters the file (an assert on a wrong return value), the ones
-the failing tests call by name; and which project file to fix when the user names none (the deepest
-failing frame in a project file that is not a test file).
+frames run through; when no frame enters the file (an assert on a wrong return value), the ones the
+failing tests call by name, then the dunder methods behind the operators of the failing lines
+(`a + b` -> `__add__`), then those sharing the most words with the failing test's name; and which
+project file to fix when the user names none (the deepest failing frame in a project file that is
+not a test file).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from assistant.debug.failures import Failure
 
 WORD = re.compile(r"[A-Za-z_]\w*")
 TEST_DIRS = {"tests", "test", "testing"}
+SMALL_CLASS_LINES = 60  # a class named by a failing test is shown whole only up to this size
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,60 @@ def _by_names(all_spans: list[Span], failure: Failure) -> list[Span]:
     order = {w: i for i, w in reversed(list(enumerate(words)))}
     named = [s for s in all_spans if s.name in order and s.kind != "class"]  # functions and methods first
     taken = {s.name for s in named}
-    named += [s for s in all_spans if s.name in order and s.kind == "class" and s.name not in taken]
+    named += [
+        s
+        for s in all_spans
+        if s.name in order and s.kind == "class" and s.name not in taken and s.size <= SMALL_CLASS_LINES
+    ]
     return sorted(named, key=lambda s: order[s.name])
+
+
+OPERATORS = {
+    "+": ("__add__", "__radd__", "__iadd__"),
+    "-": ("__sub__", "__rsub__", "__isub__", "__neg__"),
+    "*": ("__mul__", "__rmul__", "__imul__"),
+    "/": ("__truediv__", "__rtruediv__", "__floordiv__"),
+    "%": ("__mod__",),
+    "==": ("__eq__", "__ne__"),
+    "!=": ("__ne__", "__eq__"),
+    "<": ("__lt__", "__le__"),
+    ">": ("__gt__", "__ge__"),
+    "[": ("__getitem__", "__setitem__"),
+    "str(": ("__str__",),
+    "repr(": ("__repr__",),
+    "hash(": ("__hash__",),
+    "len(": ("__len__",),
+}
+OPERATOR = re.compile(r"==|!=|str\(|repr\(|hash\(|len\(|[-+*/%<>\[]")
+
+
+def _source_lines(failure: Failure) -> list[str]:
+    """The code lines a short traceback quotes (not its `path:line:` or `E` lines)."""
+    lines = failure.text.splitlines()
+    return [ln for ln in lines if ln.startswith("    ") and not ln.lstrip().startswith(("E ", "^"))]
+
+
+def _by_operators(all_spans: list[Span], failure: Failure) -> list[Span]:
+    """Dunder methods behind the operators of the failing lines (`a + b` -> __add__ ...)."""
+    wanted: list[str] = []
+    for line in _source_lines(failure):
+        for op in OPERATOR.findall(line.split("#", 1)[0]):
+            wanted += [name for name in OPERATORS.get(op, ()) if name not in wanted]
+    found = [s for name in wanted for s in all_spans if s.kind == "method" and s.name == name]
+    return list(dict.fromkeys(found))
+
+
+def _words(name: str) -> set[str]:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    return {w for w in spaced.split("_") if len(w) > 2 and w != "test"}
+
+
+def _by_words(all_spans: list[Span], failure: Failure) -> list[Span]:
+    """Functions and methods sharing the most words with the failing test's name."""
+    test_words = _words(failure.test.rsplit("::", 1)[-1].split("[", 1)[0])
+    scored = [(len(test_words & (_words(s.name) | _words(s.qualname))), s) for s in all_spans if s.kind != "class"]
+    best = max((n for n, _ in scored), default=0)
+    return [s for n, s in scored if n == best] if best else []
 
 
 def implicated(source: str, target: str, failures: list[Failure], limit: int = 3) -> list[Span]:
@@ -85,7 +140,13 @@ def implicated(source: str, target: str, failures: list[Failure], limit: int = 3
     all_spans = spans(source)
     chosen: list[Span] = []
     for failure in failures:
-        for span in _by_frames(all_spans, target, failure) or _by_names(all_spans, failure):
+        found = (
+            _by_frames(all_spans, target, failure)
+            or _by_names(all_spans, failure)
+            or _by_operators(all_spans, failure)
+            or _by_words(all_spans, failure)
+        )
+        for span in found:
             if span not in chosen:
                 chosen.append(span)
     return chosen[:limit]

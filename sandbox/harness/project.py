@@ -98,7 +98,8 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
     except (ValueError, OSError, tarfile.TarError) as exc:
         emit({"name": header["test_command"], "status": "error", "detail": f"could not unpack the project: {exc}"})
         return
-    env = dict(PYTEST_ENV, PYTEST_ADDOPTS=f"-p no:cacheprovider --junitxml={report} -o junit_family=xunit1")
+    addopts = f"-p no:cacheprovider --junitxml={report} -o junit_family=xunit1 --tb=short"  # frames: path:line: in f
+    env = dict(PYTEST_ENV, PYTEST_ADDOPTS=addopts)
     command = ["/bin/sh", "-c", header["test_command"]]
 
     def target() -> None:

@@ -304,7 +304,7 @@ def select(
         if all(t.rates[0] >= 1.0 for t in trajs):
             stats.add("tasks_too_easy")
             continue
-        debug = group[0].source == "debug"
+        debug = problem.source == "debug"  # `cobalt debug` or the TUI's debug session
         fmt = (group[0].meta or {}).get("edit_format", "") if debug else ""
         if debug and fmt == "whole_file":
             fmt = ""

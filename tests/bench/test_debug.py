@@ -1,0 +1,61 @@
+"""`cobalt bench debug`: every case of examples/debug applies to its packed library (the search text
+once, a 250-600-line module that still parses); the sample spreads over the libraries; and one case
+runs end to end in the real sandbox, fixed in the edit mode by a scripted model that answers with
+the library's own function, unfixed by one that resubmits the bug."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assistant.debug.debug_session import LimitedRunner
+from assistant.debug.localize import innermost, spans
+from bench.debug import run_case, spread, summarize
+from bench.debug_cases import Case, read_cases
+from sandbox.api import Limits
+from tests.assistant.loop_fakes import ScriptedClient, answer
+
+CASES = read_cases()
+
+
+def test_every_case_applies_once_to_a_module_of_250_to_600_lines() -> None:
+    assert len(CASES) >= 30 and len({c.project for c in CASES}) >= 4
+    for case in CASES:
+        original = case.original()
+        assert 250 <= len(original.splitlines()) <= 600, case.id
+        assert original.count(case.search) == 1, case.id
+        assert case.buggy() != original and ast.parse(case.buggy()), case.id
+
+
+def test_the_sample_spreads_over_every_library() -> None:
+    sample = spread(CASES, 9)
+    assert len(sample) == 9 and {c.project for c in sample} == {c.project for c in CASES}
+    assert spread(CASES, 0) == CASES
+
+
+def _oracle(case: Case) -> str:
+    """The library's own version of the function the bug is in, as an edit answer."""
+    source = case.original()
+    line = source[: source.index(case.search)].count("\n") + 1
+    span = innermost(spans(source), line)  # a nested function's enclosing method
+    code = "".join(source.splitlines(keepends=True)[span.start - 1 : span.end])
+    if span.kind == "method":
+        return answer(f"class {case.function.split('.')[0]}:\n{code}")
+    return answer(textwrap.dedent(code))
+
+
+@pytest.mark.docker
+def test_one_case_end_to_end_in_the_sandbox(sandbox: Any, test_config: Any, tmp_path: Path) -> None:
+    case = next(c for c in CASES if c.id == "isodate-duration-4")
+    runner = LimitedRunner(sandbox, Limits(**{**vars(test_config.sandbox.limits), "timeout_s": 60}))
+    fixed = run_case(case, "functions", test_config, ScriptedClient([_oracle(case)]), runner, turns=2)
+    assert fixed["fixed"] and fixed["turns"] == 1 and not fixed["overflow"], fixed
+    stuck = ScriptedClient([answer(case.buggy()), answer(case.buggy())])
+    unfixed = run_case(case, "whole_file", test_config, stuck, runner, turns=2)
+    assert not unfixed["fixed"] and unfixed["turns"] == 2
+    report = summarize([fixed, unfixed], ["functions", "whole_file"])
+    assert report["functions"]["fixed"] == 1 and report["whole_file"]["fixed"] == 0
