@@ -77,7 +77,7 @@ def test_a_wrong_value_without_a_frame_in_the_file_implicates_the_called_functio
 
 def test_nothing_is_implicated_when_the_test_names_nothing_of_the_file() -> None:
     text = "tests/test_x.py:3: in test_x\n    assert other() == 1\nE   assert 0 == 1"
-    assert implicated(SOURCE, "pkg/calc.py", [_failure(text)]) == []
+    assert implicated(SOURCE, "pkg/calc.py", [_failure(text, "tests/test_x.py::test_other")]) == []
 
 
 def test_the_target_is_the_deepest_project_frame_outside_the_tests() -> None:
@@ -90,3 +90,34 @@ def test_the_target_is_the_deepest_project_frame_outside_the_tests() -> None:
 def test_test_files_are_recognised() -> None:
     assert is_test_file("tests/helpers.py") and is_test_file("pkg/test_x.py") and is_test_file("conftest.py")
     assert is_test_file("pkg/x_test.py") and not is_test_file("pkg/calc.py")
+
+
+OPERATORS_SOURCE = """class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __add__(self, other):
+        return Money(self.cents - other.cents)
+
+    def __eq__(self, other):
+        return self.cents == other.cents
+
+
+def drop_table(name):
+    return name
+"""
+
+
+def test_without_frames_or_names_the_operators_of_the_failing_line_implicate_their_dunders() -> None:
+    text = "tests/test_money.py:4: in test_sum\n    assert (a + b).cents == 5\nE   assert -1 == 5"
+    found = implicated(OPERATORS_SOURCE, "money.py", [_failure(text, "tests/test_money.py::test_sum")])
+    assert [s.qualname for s in found][:2] == ["Money.__add__", "Money.__eq__"]
+
+
+def test_then_the_words_of_the_failing_tests_name_pick_the_function() -> None:
+    text = "tests/test_db.py:9: in test_drop_table_twice\n    assert db.tables() == set()\nE   assert {'t'} == set()"
+    found = implicated(OPERATORS_SOURCE, "money.py", [_failure(text, "tests/test_db.py::test_drop_table_twice")])
+    assert [s.qualname for s in found] == ["Money.__eq__"]  # `==` comes first; with no operator:
+    plain = "tests/test_db.py:9: in test_drop_table_twice\n    check(db)\nE   AssertionError"
+    found = implicated(OPERATORS_SOURCE, "money.py", [_failure(plain, "tests/test_db.py::test_drop_table_twice")])
+    assert [s.qualname for s in found] == ["drop_table"]
