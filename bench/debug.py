@@ -25,7 +25,7 @@ import numpy as np
 from assistant.debug.debug_session import DebugSession, LimitedRunner
 from assistant.debug.edit_prompt import DoesNotFit
 from assistant.debug.fix_file import debug_problem
-from assistant.debug.model_budget import budget_for
+from assistant.debug.model_budget import budget_for, token_counter
 from assistant.errors import UserError
 from assistant.loop.session import Session
 from assistant.runtime import open_client, open_sandbox, to_stderr
@@ -90,6 +90,7 @@ def run_case(case: Case, mode: str, settings: Settings, client: Any, runner: Lim
             error = str(exc)
         wall = time.perf_counter() - start
     context = settings.debug.context_tokens or settings.server.max_model_len
+    count = token_counter(client)  # the served model's tokenizer: a reply cut at its fence reports no usage
     return {
         "case": case.id,
         "mode": mode,
@@ -97,7 +98,7 @@ def run_case(case: Case, mode: str, settings: Settings, client: Any, runner: Lim
         "turns": len(session.turns),
         "wall_s": round(wall, 1),
         "completion_tokens": [t.tokens for t in session.turns],
-        "prompt_tokens": [t.prompt_tokens for t in session.turns],
+        "prompt_tokens": [sum(count(m["content"]) for m in t.messages) for t in session.turns],
         "overflow": _overflowed(session, context) or error is not None,
         "status": session.status,
         "error": error or session.error,
