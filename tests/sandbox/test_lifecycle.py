@@ -124,7 +124,8 @@ def test_run_many_keeps_order_and_survives_bad_programs(sandbox) -> None:
     jobs[2] = Job("while True: pass", [TestCase(input="", output="")], limits=quick)
     jobs[5] = Job("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", [TestCase(input="", output="")])
     results = sandbox.run_many(jobs)
-    assert [r.pass_rate for r in results] == [1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+    seen = [(r.pass_rate, [t.status for t in r.tests], r.compile_error, r.sandbox_error) for r in results]
+    assert [r.pass_rate for r in results] == [1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0], seen
     assert results[2].tests[0].status == "timeout" and results[5].tests[0].status == "error"
     assert all(r.sandbox_error is None for r in results)
 
