@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import tempfile
 import time
@@ -32,7 +33,6 @@ from assistant.runtime import open_client, open_sandbox, to_stderr
 from assistant.settings import Settings
 from bench.debug_cases import CASES, Case, read_cases
 from sandbox.api import Limits
-from trainer.eval.bootstrap import ratio_intervals
 
 MODES = ("functions", "search_replace", "whole_file")
 OVERFLOW_WORDS = ("context length", "context window", "maximum context", "max_model_len", "too long")
@@ -102,7 +102,18 @@ def run_case(case: Case, mode: str, settings: Settings, client: Any, runner: Lim
         "overflow": _overflowed(session, context) or error is not None,
         "status": session.status,
         "error": error or session.error,
+        "replies": [t.reply for t in session.turns],  # what the model answered, for reading the failures
+        "feedback": [t.feedback for t in session.turns],
     }
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> dict[str, float | None]:
+    """k of n with its Wilson 95% interval (a bootstrap of 0 of n would say [0, 0])."""
+    if n == 0:
+        return {"value": None, "lo": None, "hi": None}
+    p, z2 = k / n, z * z
+    centre, half = (p + z2 / (2 * n)) / (1 + z2 / n), z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return {"value": round(p, 3), "lo": round(max(0.0, centre - half), 3), "hi": round(min(1.0, centre + half), 3)}
 
 
 def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
@@ -110,13 +121,13 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
     for mode in modes:
         mine = [r for r in rows if r["mode"] == mode]
         fixed = np.array([[float(r["fixed"])] for r in mine]).reshape(-1, 1)
-        (rate,) = ratio_intervals(fixed, np.ones_like(fixed))
+        rate = wilson(int(fixed.sum()), len(mine))
         completion = [t for r in mine for t in r["completion_tokens"] if t]
         prompt = [t for r in mine for t in r["prompt_tokens"] if t]
         out[mode] = {
             "cases": len(mine),
             "fixed": int(fixed.sum()),
-            "fix_rate": rate.to_dict(),
+            "fix_rate": rate,
             "median_wall_s": statistics.median(r["wall_s"] for r in mine) if mine else None,
             "median_completion_tokens_per_turn": statistics.median(completion) if completion else None,
             "median_prompt_tokens_per_turn": statistics.median(prompt) if prompt else None,
@@ -194,4 +205,6 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}) if args.json else render(report))
+    if args.out:
+        to_stderr(f"every case's replies and feedback: {args.out}")
     return 0
