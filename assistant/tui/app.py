@@ -189,7 +189,7 @@ class CobaltApp(DebugActions, App[int]):
         if isinstance(event, TurnStarted):
             self.paint_timeline()
             previous = c.turns[-1] if c.turns else None  # stays visible while the next turn runs
-            self.query_one(ResultsTable).show(previous, c.problem, f" · shown while turn {event.index + 1} runs")
+            self.query_one(ResultsTable).show(previous, c.problem)  # titled with its own turn
             if event.author == "model":
                 label = f" · resample {event.attempt}" if event.attempt else ""
                 await self.query_one(ReplyView).start(f"Reply · turn {event.index + 1} · streaming{label}")
