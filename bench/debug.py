@@ -32,7 +32,6 @@ from assistant.loop.session import Session
 from assistant.runtime import open_client, open_sandbox, to_stderr
 from assistant.settings import Settings
 from bench.debug_cases import CASES, Case, read_cases
-from sandbox.api import Limits
 
 MODES = ("functions", "search_replace", "whole_file")
 OVERFLOW_WORDS = ("context length", "context window", "maximum context", "max_model_len", "too long")
@@ -165,8 +164,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     client = open_client(settings, args.model, progress=to_stderr)
     client.logit_bias = None
     sandbox = open_sandbox(settings)
-    limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
-    runner = LimitedRunner(sandbox, limits)
+    runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     try:

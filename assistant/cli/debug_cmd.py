@@ -29,7 +29,8 @@ from assistant.loop.session import Session
 from assistant.problems.schema import Problem
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
 from assistant.settings import Settings
-from sandbox.api import Limits, RunResult
+from assistant.store.trajectory import RUNNING
+from sandbox.api import RunResult
 
 WHOLE_FILE = "whole_file"
 PROBE_FILE = ".cobalt-probe.py"  # written into the sandbox's copy only, to run the tests unchanged
@@ -89,17 +90,17 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
     sandbox = open_sandbox(settings)
     try:
-        limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
+        runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
         if file is None:
             probe = probe_problem(root, args.test, PROBE_FILE)
-            before = baseline_run(LimitedRunner(sandbox, limits), probe)
+            before = baseline_run(runner, probe)
             target = pick_target(fails.failures(before))
             if target is None:
                 raise UserError(_no_target(before, args.test))
             file = root / target
             say(f"the failing tests point at {target}")
         problem = debug_problem(file, args.test, root)
-        before = baseline_run(LimitedRunner(sandbox, limits), problem)
+        before = baseline_run(runner, problem)
         if before.all_passed:
             say(f"the tests already pass ({fails.summary(before)}); nothing to fix")
             if args.json:
@@ -118,7 +119,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             return 0
         passed = sum(t.passed for t in before.tests)
         say(f"{problem.target_file} in {problem.project_dir}: {passed}/{len(before.tests)} tests pass now")
-        session = _session(args, settings, problem, sandbox, before, limits)
+        session = _session(args, settings, problem, runner, before)
         _go(args, settings, session)
     finally:
         sandbox.close()
@@ -135,13 +136,12 @@ def _no_target(result: RunResult, test_command: str) -> str:
 
 
 def _session(
-    args: argparse.Namespace, settings: Settings, problem: Problem, sandbox: object, before: RunResult, limits: Limits
+    args: argparse.Namespace, settings: Settings, problem: Problem, box: LimitedRunner, before: RunResult
 ) -> Session:
     loop = settings.loop.with_turns(args.turns)
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
     client.logit_bias = None  # the user's files keep their docstrings (model.suppress_docstrings is for tasks)
     edit_format = args.edit_format or settings.debug.edit_format
-    box = LimitedRunner(sandbox, limits)
     if edit_format == WHOLE_FILE:
         return Session(
             problem, client, box, loop, source="debug", stream=not args.json, meta={"edit_format": WHOLE_FILE}
@@ -152,13 +152,17 @@ def _session(
     )
 
 
-def _go(args: argparse.Namespace, settings: Settings, session: Session) -> None:
-    live = printer(args, session.settings.turns, 0, 0)
+def _go(args: argparse.Namespace, settings: Settings, session: Session, more_turns: int | None = None) -> None:
+    """Run the session, stored as it goes; a resumed one (`more_turns`) is marked running again."""
+    limit = None if more_turns is None else len(session.turns) + more_turns
+    live = printer(args, limit or session.settings.turns, 0, 0)
     with open_store(settings) as store, sigterm_as_interrupt():
+        if more_turns is not None:
+            store.set_status(str(session.id), RUNNING)
         record(session, store)
         if live is not None:
             session.subscribe(live)
-        session.run()
+        session.run(max_turns=limit)
 
 
 def _resume(args: argparse.Namespace, settings: Settings) -> int:
@@ -173,19 +177,12 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
     file = Path(str(problem.project_dir)) / str(problem.target_file)
     sandbox = open_sandbox(settings)
     try:
-        limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": settings.debug.test_timeout_s})
-        before = baseline_run(LimitedRunner(sandbox, limits), problem)
+        runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
+        before = baseline_run(runner, problem)
         args.edit_format = args.edit_format or (record_.meta or {}).get("edit_format")
-        session = _session(args, settings, problem, sandbox, before, limits)
+        session = _session(args, settings, problem, runner, before)
         session.id, session.turns = record_.id, list(record_.turns)
-        turns = args.turns or settings.loop.turns
-        with open_store(settings) as store, sigterm_as_interrupt():
-            store.set_status(record_.id, "running")
-            record(session, store)
-            live = printer(args, len(session.turns) + turns, 0, 0)
-            if live is not None:
-                session.subscribe(live)
-            session.run(max_turns=len(session.turns) + turns)
+        _go(args, settings, session, more_turns=args.turns or settings.loop.turns)
     finally:
         sandbox.close()
     return _report(args, settings, file, problem.starter_code, session)
