@@ -28,15 +28,13 @@ class ProblemPane(VerticalScroll):
         if problem is None:
             self.border_title = self.PANE_TITLE
             self.show_nothing()
-        elif extra:
-            self.show_problem(problem, extra)  # type: ignore[call-arg]
         else:
-            self.show_problem(problem)
+            self.show_problem(problem, extra)
 
     def show_nothing(self) -> None:
         raise NotImplementedError
 
-    def show_problem(self, problem: Problem) -> None:
+    def show_problem(self, problem: Problem, extra: str = "") -> None:
         raise NotImplementedError
 
 

@@ -22,6 +22,6 @@ class TestsView(ProblemPane):
     def show_nothing(self) -> None:
         self.query_one("#tests-text", Static).update("")
 
-    def show_problem(self, problem: Problem) -> None:
+    def show_problem(self, problem: Problem, extra: str = "") -> None:
         self.border_title = f"Tests · {len(problem.public_tests)} public · {len(problem.hidden_tests)} hidden"
         self.query_one("#tests-text", Static).update(test_lines(problem))  # long tests wrap; only huge ones are cut
