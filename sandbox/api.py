@@ -93,6 +93,7 @@ class TestResult:
     name: str | None = None
     exit_code: int | None = None  # negative: killed by that signal
     detail: str | None = None  # why it did not pass, in a few words (e.g. "exit status 1")
+    calls: list[int] | None = None  # pytest: first lines of the target file's functions the test ran
 
     @property
     def passed(self) -> bool:

@@ -48,6 +48,7 @@ def _test_result(job: "Prepared", case: TestCase, obj: dict) -> TestResult:
         name=obj.get("name") or case.name,
         exit_code=obj.get("exit_code"),
         detail=obj.get("detail") or None,
+        calls=obj.get("calls") if isinstance(obj.get("calls"), list) else None,
     )
     if job.kind == "stdio":
         result.expected, result.actual = case.output, result.stdout

@@ -13,7 +13,9 @@ from typing import Any
 from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import apply_reply
-from assistant.debug.localize import implicated
+from assistant.debug.localize import implicated, spans
+from assistant.debug.spectrum import ranked
+from assistant.debug.test_code import test_source
 from assistant.errors import UserError
 from assistant.interfaces import ChatModel, Message, Runner
 from assistant.loop.session import Session
@@ -22,11 +24,32 @@ from assistant.settings import DebugSettings, LoopSettings
 from sandbox.api import Limits, RunResult
 
 EDIT_FAILED = "Your previous edit could not be applied: {why}. The file is unchanged; here it is again."
-STILL_FAILS = "Your previous edit was applied and the file parses, but a test still fails."
+STILL_FAILS = "Your previous edit was applied and {passed} tests pass now ({before} before), but a test still fails."
+UNDONE = (
+    "Your previous edit changed {names} but the tests did not improve ({passed} passed before, {after} after), so "
+    "it was undone. The bug is probably in other code: read the failing test and the code below again."
+)
+
+
+def passed_count(run: RunResult) -> int:
+    return sum(t.passed for t in run.tests)
+
+
+def changed_functions(before: str, after: str) -> list[str]:
+    """Qualnames of the functions and methods whose code differs between two versions of a file."""
+    try:
+        old, new = spans(before), spans(after)
+    except SyntaxError:
+        return []
+    old_lines, new_lines = before.splitlines(), after.splitlines()
+    old_code = {s.qualname: old_lines[s.start - 1 : s.end] for s in old if s.kind != "class"}
+    return [s.qualname for s in new if s.kind != "class" and old_code.get(s.qualname) != new_lines[s.start - 1 : s.end]]
 
 
 class DebugSession(Session):
-    """A session on a pytest-kind problem whose target file is edited turn by turn."""
+    """A session on a pytest-kind problem whose target file is edited turn by turn. The file it
+    shows and edits is the best one so far (most tests passing): an edit that does not raise the
+    number of passing tests is undone, and the functions it changed are shown last from then on."""
 
     def __init__(
         self,
@@ -48,29 +71,67 @@ class DebugSession(Session):
 
     # --- the file as it stands ------------------------------------------------------
 
+    def _usable(self, run: RunResult | None) -> bool:
+        return run is not None and fails.run_error(run, str(self.problem.test_command)) is None
+
+    def best(self, turns: int | None = None) -> tuple[str, RunResult]:
+        """The file with the most passing tests after the first `turns` turns (all: None), and its
+        run; the user's file until an edit does better."""
+        source, run = self.problem.starter_code, self.first_run
+        for turn in self.turns[:turns]:
+            if turn.program is not None and self._usable(turn.public) and passed_count(turn.public) > passed_count(run):
+                source, run = turn.program, turn.public
+        return source, run
+
     def current_source(self) -> str:
-        """The file after the last edit that applied (the user's file before any)."""
-        return next((t.program for t in reversed(self.turns) if t.program is not None), self.problem.starter_code)
+        """The file the next edit applies to: the best one so far."""
+        return self.best()[0]
 
     def last_run(self) -> RunResult:
-        return next((t.public for t in reversed(self.turns) if t.public is not None), self.first_run)
+        return self.best()[1]
+
+    def tried(self) -> frozenset[str]:
+        """The functions changed by edits that were undone."""
+        names: set[str] = set()
+        for i, turn in enumerate(self.turns):
+            source = self.best(i)[0]
+            if turn.program is not None and self.best(i + 1)[0] is source:
+                names.update(changed_functions(source, turn.program))
+        return frozenset(names)
+
+    def _note(self) -> str:
+        if not self.turns:
+            return ""
+        last = self.turns[-1]
+        if last.program is None:
+            return EDIT_FAILED.format(why=last.feedback)
+        before_source, before = self.best(len(self.turns) - 1)
+        now_source, now = self.best()
+        if now_source is last.program:
+            return STILL_FAILS.format(passed=passed_count(now), before=passed_count(before))
+        names = ", ".join(f"`{n}`" for n in changed_functions(before_source, last.program)) or "the file"
+        after = passed_count(last.public) if self._usable(last.public) else 0
+        return UNDONE.format(names=names, passed=passed_count(before), after=after)
 
     # --- hooks of Session -----------------------------------------------------------
 
     def context(self) -> list[Message]:
-        run = self.last_run()
+        source, run = self.best()
         failed = fails.failures(run)
-        note = ""
-        if self.turns and self.turns[-1].program is None:
-            note = EDIT_FAILED.format(why=self.turns[-1].feedback)
-        elif self.turns:
-            note = STILL_FAILS
-        source, target = self.current_source(), str(self.problem.target_file)
+        target = str(self.problem.target_file)
+        first = failed[0] if failed else None
         view = TurnView(
-            source, target, str(self.problem.test_command), failed[0] if failed else None, fails.summary(run), note
+            source,
+            target,
+            str(self.problem.test_command),
+            first,
+            fails.summary(run),
+            self._note(),
+            test_source(self.problem.project_dir, first.test) if first else "",
         )
-        spans = implicated(source, target, failed, self.debug.max_spans)
-        return build(view, spans, self.budget, self.debug.edit_format, self.debug.failure_chars)
+        suspects = ranked(spans(source), run.tests)
+        found = implicated(source, target, failed, self.debug.max_spans, suspects, self.tried())
+        return build(view, found, self.budget, self.debug.edit_format, self.debug.failure_chars)
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
         edited = apply_reply(self.current_source(), reply, self.debug.edit_format)

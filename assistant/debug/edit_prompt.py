@@ -1,8 +1,9 @@
 """The prompt of one debugging turn, rebuilt each turn from the file as it stands: the failing test
-(name, message, short traceback), the implicated code in full and the rest of the file as an
-outline, and how to answer. It is sized to the served model's context with room for the answer:
-the traceback is cut, then fewer spans are shown in full, then the outline is thinned; a file
-whose implicated code cannot fit even so is refused in one sentence (`DoesNotFit`).
+(name, message, short traceback, its source), the implicated code in full and the rest of the file
+as an outline, and how to answer. It is sized to the served model's context with room for the
+answer: the traceback is cut, then the test's source is left out, then fewer spans are shown in
+full, then the outline is thinned; a file whose implicated code cannot fit even so is refused in
+one sentence (`DoesNotFit`).
 """
 
 from __future__ import annotations
@@ -51,15 +52,20 @@ class TurnView:
     failure: fails.Failure | None
     summary: str
     note: str = ""  # e.g. why the previous edit did not apply
+    test_code: str = ""  # the failing test's source (assistant/debug/test_code.py)
 
 
-def _user(view: TurnView, spans: list[Span], detail: int, failure_chars: int, edit_format: str) -> str:
+def _user(
+    view: TurnView, spans: list[Span], detail: int, failure_chars: int, edit_format: str, with_test: bool = True
+) -> str:
     parts = []
     if view.note:
         parts.append(view.note)
     parts.append(f"The test command `{view.test_command}` fails on the project ({view.summary}).")
     if view.failure is not None:
         parts.append(fails.render(view.failure, failure_chars))
+    if view.test_code and with_test:
+        parts.append(f"The failing test's code:\n```python\n{view.test_code}```")
     where = ", ".join(f"`{s.qualname}` (lines {s.start}-{s.end})" for s in spans)
     shown = (
         f"The failing test points at {where}. Here is `{view.target}` with that code in full and the rest "
@@ -74,15 +80,17 @@ def _user(view: TurnView, spans: list[Span], detail: int, failure_chars: int, ed
 
 def build(view: TurnView, spans: list[Span], budget: Budget, edit_format: str, failure_chars: int) -> list[Message]:
     """The messages of the turn, within `budget.prompt_tokens`; DoesNotFit when impossible."""
-    tries = [(spans, OUTLINE, failure_chars), (spans, OUTLINE, failure_chars // 3)]
+    short = failure_chars // 3
+    tries = [(spans, OUTLINE, failure_chars, True), (spans, OUTLINE, short, True), (spans, OUTLINE, short, False)]
     for k in range(len(spans), 0, -1):
-        tries += [(spans[:k], SIGNATURES, failure_chars // 3), (spans[:k], KEPT_ONLY, failure_chars // 3)]
-    tries += [([span], KEPT_ONLY, failure_chars // 3) for span in spans[1:]]  # a later span alone may fit
+        tries += [(spans[:k], SIGNATURES, short, False), (spans[:k], KEPT_ONLY, short, False)]
+    tries += [([span], KEPT_ONLY, short, False) for span in spans[1:]]  # a later span alone may fit
     if not spans:  # nothing localized: the whole file
-        tries = [([], OUTLINE, failure_chars), ([], OUTLINE, failure_chars // 3)]
+        tries = [([], OUTLINE, failure_chars, True), ([], OUTLINE, short, False)]
     messages: list[Message] = []
-    for keep, detail, chars in tries:
-        messages = [system_message(), {"role": "user", "content": _user(view, keep, detail, chars, edit_format)}]
+    for keep, detail, chars, with_test in tries:
+        content = _user(view, keep, detail, chars, edit_format, with_test)
+        messages = [system_message(), {"role": "user", "content": content}]
         if budget.tokens(messages) <= budget.prompt_tokens:
             return messages
     need = budget.tokens(messages)

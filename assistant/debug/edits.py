@@ -65,6 +65,13 @@ def _after_imports(source: str) -> int:
     return max((n.end_lineno or 0 for n in body if isinstance(n, (ast.Import, ast.ImportFrom))), default=0)
 
 
+def _placeholder(node: ast.AST) -> bool:
+    """A definition whose body is only `...` (and maybe a docstring): the outline's stand-in."""
+    body = [n for n in getattr(node, "body", []) if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    consts = [n for n in getattr(node, "body", []) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)]
+    return not body and any(n.value.value is Ellipsis for n in consts)  # type: ignore[attr-defined]
+
+
 def apply_functions(source: str, reply: str) -> EditResult:
     """Replace each function or method the reply defines; add new ones and missing imports."""
     code = "\n\n".join(extract.python_blocks(reply)) or None
@@ -87,7 +94,9 @@ def apply_functions(source: str, reply: str) -> EditResult:
         text = lines[line_no - 1]
         return text[: len(text) - len(text.lstrip())]
 
-    def place(name: str, owner: str | None, segment: str) -> None:
+    def place(name: str, owner: str | None, segment: str, node: ast.AST) -> None:
+        if _placeholder(node):
+            return  # a `...` body copied from the outline, not a change
         candidates = [s for s in existing if s.name == name and s.kind != "class"]
         if owner is not None:
             candidates = [s for s in candidates if s.qualname == f"{owner}.{name}"]
@@ -95,6 +104,8 @@ def apply_functions(source: str, reply: str) -> EditResult:
             candidates = [s for s in candidates if s.kind == "function"] or candidates
         if len(candidates) == 1:
             span = candidates[0]
+            if textwrap.dedent("".join(lines[span.start - 1 : span.end])).strip() == textwrap.dedent(segment).strip():
+                return  # repeated unchanged
             replacements.append((span.start, span.end, _indented(segment, indent_of(span.start)), span.qualname))
         elif owner is None:
             appended.append(segment)
@@ -107,23 +118,24 @@ def apply_functions(source: str, reply: str) -> EditResult:
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            place(node.name, None, _segment(code, node))
+            place(node.name, None, _segment(code, node), node)
         elif isinstance(node, ast.ClassDef):
             if not any(s.qualname == node.name for s in existing):
                 appended.append(_segment(code, node))
                 continue
             for sub in node.body:
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    place(sub.name, node.name, _segment(code, sub))
+                    place(sub.name, node.name, _segment(code, sub), sub)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             line = ast.unparse(node)
             if line not in {ln.strip() for ln in lines}:
                 imports.append(line + "\n")
     if not replacements and not appended:
-        return EditResult(None, "the reply defines no function or method to put in place")
+        return EditResult(None, "the reply changes no function or method of the file")
+    replacements = list({(r[3], "".join(r[2])): r for r in replacements}.values())  # the same one twice: once
     names = [name for *_, name in replacements]
     if len(set(names)) != len(names):
-        return EditResult(None, "the reply defines the same function twice")
+        return EditResult(None, "the reply defines the same function twice, differently")
     for start, end, new, _ in sorted(replacements, key=lambda r: r[0], reverse=True):
         lines[start - 1 : end] = new
     for segment in appended:

@@ -1,7 +1,8 @@
 """Where in a file the failing tests point: the functions and methods (AST spans) that the failing
-frames run through; when no frame enters the file (an assert on a wrong return value), the ones the
-failing tests call by name, then the dunder methods behind the operators of the failing lines
-(`a + b` -> `__add__`), then those sharing the most words with the failing test's name; and which
+frames run through, then those the failing tests ran more than the passing ones (the suspects of
+assistant/debug/spectrum.py), then the ones the failing tests call by name, or else the dunder
+methods behind the operators of the failing lines (`a + b` -> `__add__`), or else those sharing the
+most words with the failing test's name; and which
 project file to fix when the user names none (the deepest failing frame in a project file that is
 not a test file).
 """
@@ -134,21 +135,37 @@ def _by_words(all_spans: list[Span], failure: Failure) -> list[Span]:
     return [s for n, s in scored if n == best] if best else []
 
 
-def implicated(source: str, target: str, failures: list[Failure], limit: int = 3) -> list[Span]:
+def implicated(
+    source: str,
+    target: str,
+    failures: list[Failure],
+    limit: int = 3,
+    suspects: list[Span] | None = None,
+    tried: frozenset[str] = frozenset(),
+) -> list[Span]:
     """Up to `limit` spans of `source` (the file at project path `target`) that the failing tests
-    implicate, the first failing test's first; [] when none can be told."""
+    implicate: the functions their frames run through (the first failing test's first), then the
+    `suspects` ranked by the tests' calls (assistant/debug/spectrum.py), then, for a failing test
+    whose frames stay outside the file, what it names or implies. Spans whose qualname is in
+    `tried` (edited without effect) come last; [] when none can be told."""
     all_spans = spans(source)
+    by_name = {s.qualname: s for s in all_spans}
     chosen: list[Span] = []
-    for failure in failures:
-        found = (
-            _by_frames(all_spans, target, failure)
-            or _by_names(all_spans, failure)
-            or _by_operators(all_spans, failure)
-            or _by_words(all_spans, failure)
-        )
+
+    def add(found: list[Span]) -> None:
         for span in found:
-            if span not in chosen:
+            span = by_name.get(span.qualname, span)  # the suspects may come from an earlier version of the file
+            if span not in chosen and span.qualname in by_name:
                 chosen.append(span)
+
+    framed = [_by_frames(all_spans, target, failure) for failure in failures]
+    for found in framed:
+        add(found)
+    add(suspects or [])
+    for failure, found in zip(failures, framed):
+        if not found:  # an assert on a wrong value: what the test names or implies
+            add(_by_names(all_spans, failure) or _by_operators(all_spans, failure) or _by_words(all_spans, failure))
+    chosen = [s for s in chosen if s.qualname not in tried] + [s for s in chosen if s.qualname in tried]
     return chosen[:limit]
 
 

@@ -25,7 +25,9 @@ from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_
 from assistant.debug.file_view import KEPT_ONLY, render
 from assistant.debug.fix_file import debug_problem, project_root
 from assistant.debug.localize import Span, implicated
+from assistant.debug.localize import spans as spans_of
 from assistant.debug.model_budget import budget_for
+from assistant.debug.spectrum import ranked
 from assistant.loop.recorder import record, resume
 from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.problems.resolve import load_problem
@@ -244,7 +246,9 @@ class SolveController:
         runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
         before = baseline_run(runner, self.problem)
         failed = fails.failures(before)
-        spans = implicated(self.problem.starter_code, str(self.problem.target_file), failed, settings.debug.max_spans)
+        source = self.problem.starter_code
+        suspects = ranked(spans_of(source), before.tests)
+        spans = implicated(source, str(self.problem.target_file), failed, settings.debug.max_spans, suspects)
         self.emit(BaselineReady(before, implicated_markdown(self.problem, spans)))
         if client is not None:
             client.logit_bias = None  # the user's own files keep their docstrings

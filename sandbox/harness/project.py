@@ -14,6 +14,7 @@ untrusted training rollouts.
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import tarfile
@@ -90,6 +91,28 @@ def parse_junit(path: str, keep: int) -> list[dict]:
     return results
 
 
+def add_calls(results: list[dict], path: str) -> None:
+    """Each result's `calls`: the first lines of the target's functions its test ran (the
+    cobalt_calls plugin's report, matched by node id, else by the test's own name)."""
+    try:
+        with open(path) as fh:
+            calls = json.load(fh)
+    except (OSError, ValueError):
+        return
+    if not isinstance(calls, dict):
+        return
+    by_name: dict[str, list] = {}
+    for node, lines in calls.items():
+        by_name.setdefault(node.rsplit("::", 1)[-1], []).append(lines)
+    for result in results:
+        lines = calls.get(result["name"])
+        if lines is None:
+            same = by_name.get(result["name"].rsplit("::", 1)[-1], [])
+            lines = same[0] if len(same) == 1 else None
+        if isinstance(lines, list):
+            result["calls"] = [n for n in lines if isinstance(n, int)]
+
+
 def run_project(header: dict, spawn, supervise, emit) -> None:
     limits, keep = header["limits"], header["limits"]["output_bytes"]
     report = f"/tmp/junit-{os.urandom(8).hex()}.xml"
@@ -98,8 +121,12 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
     except (ValueError, OSError, tarfile.TarError) as exc:
         emit({"name": header["test_command"], "status": "error", "detail": f"could not unpack the project: {exc}"})
         return
-    addopts = f"-p no:cacheprovider --junitxml={report} -o junit_family=xunit1 --tb=short"  # frames: path:line: in f
-    env = dict(PYTEST_ENV, PYTEST_ADDOPTS=addopts)
+    calls = f"/tmp/calls-{os.urandom(8).hex()}.json"  # which of the target's functions each test ran
+    addopts = (
+        f"-p no:cacheprovider --junitxml={report} -o junit_family=xunit1 --tb=short"  # frames: path:line: in f
+        " -p cobalt_calls"
+    )
+    env = dict(PYTEST_ENV, PYTEST_ADDOPTS=addopts, COBALT_CALLS_TARGET=header["target_file"], COBALT_CALLS_OUT=calls)
     command = ["/bin/sh", "-c", header["test_command"]]
 
     def target() -> None:
@@ -124,6 +151,7 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
         results = parse_junit(report, keep)
     except (OSError, ET.ParseError):
         results = []
+    add_calls(results, calls)
     for result in results:
         emit(result)
     if not results:

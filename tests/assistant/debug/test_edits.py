@@ -64,7 +64,7 @@ def test_new_helpers_and_missing_imports_are_added() -> None:
 
 def test_functions_edit_errors_are_sentences() -> None:
     assert apply_reply(SOURCE, "no code here", FUNCTIONS).error.startswith("the reply holds no ```python block")
-    assert "defines no function" in apply_reply(SOURCE, _reply("print(1)"), FUNCTIONS).error
+    assert "changes no function" in apply_reply(SOURCE, _reply("print(1)"), FUNCTIONS).error
     assert "does not parse" in apply_reply(SOURCE, _reply("def mul(a, b:\n    return"), FUNCTIONS).error
     assert apply_reply(SOURCE, _reply("def mul(a, b):\n    return (a *"), FUNCTIONS).source is None
 

@@ -1,0 +1,45 @@
+"""Spectrum-based fault localization over functions: the sandbox reports, for every test, which
+functions of the file being debugged it ran (`TestResult.calls`, first lines); a function run by
+many failing tests and few passing ones is suspicious. Scored by Ochiai,
+ef / sqrt(F * (ef + ep)) (ef, ep: failing and passing tests that ran it; F: all failing tests),
+the standard of SBFL studies (e.g. Abreu et al. 2007; Zou et al. 2019 for its ranking power).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from assistant.debug.localize import Span, innermost
+from sandbox.api import TestResult
+
+RENDERING = {"__repr__", "__str__", "__format__"}  # pytest's failure report runs these for any failing test
+
+
+def ranked(all_spans: list[Span], tests: Iterable[TestResult], least: float = 0.0) -> list[Span]:
+    """Functions and methods by suspiciousness, highest first (ties: fewer passing tests that
+    ran it, then the smaller span); [] when no test reports its calls or none fails."""
+    callable_spans = [s for s in all_spans if s.kind != "class"]
+    failing, passing = 0, 0
+    ef: dict[Span, int] = {}
+    ep: dict[Span, int] = {}
+    for test in tests:
+        if test.calls is None:
+            continue
+        ran = {innermost(callable_spans, line) for line in test.calls} - {None}
+        if test.passed:
+            passing += 1
+            for span in ran:
+                ep[span] = ep.get(span, 0) + 1
+        else:
+            failing += 1
+            for span in ran:
+                ef[span] = ef.get(span, 0) + 1
+    if not failing:
+        return []
+    scored = [
+        (ef[s] / math.sqrt(failing * (ef[s] + ep.get(s, 0))), -ep.get(s, 0), -s.size, s)
+        for s in ef  # a function no failing test ran is not suspicious
+    ]
+    scored.sort(key=lambda t: (t[3].name not in RENDERING, *t[:3]), reverse=True)
+    return [s for score, *_, s in scored if score > least]
