@@ -210,6 +210,14 @@ def _minutes(value: Any) -> float | None:
     return minutes
 
 
+def ship_settings(section: TrainSection | None = None, path: Path | None = None) -> ShipSettings:
+    """The `ship:` section alone (train.yaml's, then the user's), without choosing a profile:
+    read before every serve, so it must not import torch to find the default profile."""
+    base = read_yaml(path or TRAIN_CONFIG).get("ship") or {}
+    user = (section.overrides() if section is not None else {}).get("ship") or {}
+    return _build(ShipSettings, merge(base, user), "ship")
+
+
 def load_train_settings(
     section: TrainSection | None = None, profile: str | None = None, path: Path | None = None
 ) -> TrainSettings:

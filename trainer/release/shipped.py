@@ -28,7 +28,7 @@ from assistant.serving.adapters import META
 from assistant.settings import Settings
 from trainer.release.adapter_export import import_adapter
 from trainer.release.registry import AdapterVersion, Registry, merge_into_base
-from trainer.train_settings import load_train_settings
+from trainer.train_settings import ship_settings
 
 REPO = REPO_CONFIGS.parent
 ORIGIN = "shipped"
@@ -106,7 +106,7 @@ def _lower_end(gate: dict[str, Any] | None) -> float:
 
 def before_serve(settings: Settings, model: str, progress: Callable[[str], None] = print) -> Plan:
     """The `cobalt.before_serve` hook: carry out `plan` for `model`'s shipped adapter."""
-    ship = load_train_settings(settings.train).ship
+    ship = ship_settings(settings.train)
     shipped = shipped_adapters(REPO / ship.dir)
     if not shipped:
         return Plan("none", why="no shipped adapter")
