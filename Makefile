@@ -7,13 +7,17 @@ PY := $(VENV)/bin/python
 COBALT := $(VENV)/bin/cobalt
 STAMP := $(VENV)/.cobalt-installed
 RUN_PROBLEM ?= examples/problems/is-prime.yaml
+ADAPTER ?=
+RUN_ENV := $(if $(ADAPTER),COBALT__MODEL__ADAPTER=$(ADAPTER))
 
 .PHONY: run test lint setup-test setup-run venv docker image models-test models-run clean-data
 
 # In a terminal: the TUI on an example problem; without one (CI, pipes): the headless loop.
+# The shipped adapter (examples/adapters/) is served merged when it passed the gate against the
+# base; `make run ADAPTER=base` serves the bare model.
 run: setup-run
-	@if [ -t 0 ] && [ -t 1 ]; then $(COBALT) tui $(RUN_PROBLEM) --model qwen-coder; \
-	else $(COBALT) solve $(RUN_PROBLEM) --model qwen-coder; fi
+	@if [ -t 0 ] && [ -t 1 ]; then $(RUN_ENV) $(COBALT) tui $(RUN_PROBLEM) --model qwen-coder; \
+	else $(RUN_ENV) $(COBALT) solve $(RUN_PROBLEM) --model qwen-coder; fi
 
 test: setup-test lint
 	$(PY) -m pytest -q -p no:cacheprovider

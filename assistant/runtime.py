@@ -9,8 +9,10 @@ things; it neither loads settings (`assistant.settings_loader`) nor runs session
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from assistant.settings import Settings
 
 Progress = Callable[[str], None]
+SERVE_HOOKS = "cobalt.before_serve"
 
 
 def to_stderr(message: str) -> None:
@@ -43,8 +46,11 @@ def open_client(
 ) -> "ChatClient":
     """A client for `model` (default: `settings.model.name`): a provider id goes to litellm,
     a local model to the vLLM server (started if needed) with its promoted adapter, or with
-    `adapter` ("base": none)."""
-
+    `adapter` (default: `model.adapter`; "base": none). Serving the promoted adapter runs the
+    `before_serve` hooks first."""
+    adapter = adapter if adapter is not None else settings.model.adapter
+    if adapter is None:
+        before_serve(settings, model or settings.model.name, progress or (lambda _: None))
     return connect.resolve_client(
         settings.model,
         model,
@@ -53,6 +59,19 @@ def open_client(
         adapter=adapter,
         progress=progress or (lambda _: None),
     )
+
+
+def before_serve(settings: Settings, model: str, progress: Progress) -> None:
+    """Run the `cobalt.before_serve` entry points (upper packages' hooks, e.g. the trainer's
+    shipped adapter import) before `model` is served with its default adapter. A hook that
+    fails is reported in one line and skipped (COBALT_DEBUG=1 raises)."""
+    for point in entry_points(group=SERVE_HOOKS):
+        try:
+            point.load()(settings, model, progress)
+        except Exception as exc:  # a hook may only add an adapter, never stop serving
+            if os.environ.get("COBALT_DEBUG"):
+                raise
+            progress(f"warning: the {point.name} step before serving failed ({type(exc).__name__}: {exc})")
 
 
 def open_store(settings: Settings) -> "Store":

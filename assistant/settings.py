@@ -39,6 +39,11 @@ class ModelSettings(Section):
         description="A name from `cobalt models list`, a local checkpoint "
         "directory, or any litellm model id (e.g. openai/gpt-4o-mini).",
     )
+    adapter: str | None = Field(
+        None,
+        description="The adapter a local model is served with: null, the promoted one (or the shipped one "
+        "when nothing was chosen); `base`, the bare model; `vN`, a registered version.",
+    )
     max_tokens: int = Field(1024, ge=1, description="Completion tokens per reply.")
     timeout_s: float = Field(300, gt=0, description="Seconds one completion request may take.")
     retries: int = Field(2, ge=0, description="Retries of a failed completion request (litellm's num_retries).")
@@ -291,6 +296,7 @@ class TrainSection(Section):
     gate: dict[str, Any] = Field({}, description="Overrides of the promotion gate settings.")
     nightly: dict[str, Any] = Field({}, description="Overrides of the nightly job settings.")
     launcher: dict[str, Any] = Field({}, description="Overrides of the launcher settings (training processes).")
+    ship: dict[str, Any] = Field({}, description="Overrides of the shipped-adapter settings (export, import).")
     continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
     stop_at_fence: bool | None = Field(None, description="End completions at the closing fence (None: train.yaml's).")
     max_minutes: float | None = Field(

@@ -129,6 +129,16 @@ class LauncherSettings(Section):
     args: list[str] = Field([], description="More `accelerate launch` arguments, e.g. [--config_file, zero2.yaml].")
 
 
+class ShipSettings(Section):
+    dir: str = Field(
+        "examples/adapters",
+        description="Where the shipped adapters live, relative to the repository (one directory each).",
+    )
+    max_dataset_mb: float = Field(
+        50.0, ge=0, description="`adapters export` copies the dataset in up to this size; above, its path and hashes."
+    )
+
+
 class TrainSettings(Section):
     """Everything the trainer reads, for one profile."""
 
@@ -152,6 +162,7 @@ class TrainSettings(Section):
         True, description="Ban the policy's triple-quote tokens in completions, as the server does."
     )
     launcher: LauncherSettings = Field(default_factory=LauncherSettings, description="The training processes.")
+    ship: ShipSettings = Field(default_factory=ShipSettings, description="Exported and shipped adapters.")
     raw: dict[str, Any] = Field({}, description="The merged mapping these settings were read from.")
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,6 +176,7 @@ SECTIONS: dict[str, type[Section]] = {
     "gate": GateSettings,
     "nightly": NightlySettings,
     "launcher": LauncherSettings,
+    "ship": ShipSettings,
 }
 
 
@@ -196,6 +208,14 @@ def _minutes(value: Any) -> float | None:
             f"configs/train.yaml: max_minutes must be a number of minutes >= 0 (0: no limit), not {value!r}"
         )
     return minutes
+
+
+def ship_settings(section: TrainSection | None = None, path: Path | None = None) -> ShipSettings:
+    """The `ship:` section alone (train.yaml's, then the user's), without choosing a profile:
+    read before every serve, so it must not import torch to find the default profile."""
+    base = read_yaml(path or TRAIN_CONFIG).get("ship") or {}
+    user = (section.overrides() if section is not None else {}).get("ship") or {}
+    return _build(ShipSettings, merge(base, user), "ship")
 
 
 def load_train_settings(

@@ -1,5 +1,7 @@
 """`cobalt serve`: run the vLLM server in the foreground (Ctrl-C/SIGTERM stop it cleanly),
-or `--detach` it for other commands to reuse, `--status` to show it, `--stop` to stop it."""
+or `--detach` it for other commands to reuse, `--status` to show it, `--stop` to stop it.
+By default it serves the promoted adapter merged into the base (`server.serve_merged`), after
+the `before_serve` hooks (the shipped adapter's import); `--adapter base` serves the bare model."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 import signal
 from typing import TYPE_CHECKING, Any
 
+from assistant.runtime import before_serve
 from assistant.serving import server
 
 if TYPE_CHECKING:
@@ -18,6 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("serve", help="serve the configured model with vLLM (LoRA enabled)")
     parser.add_argument("--model", help="model name or checkpoint directory (default: config model.name)")
     parser.add_argument("--port", type=int, help="port (default: config server.port)")
+    parser.add_argument(
+        "--adapter",
+        choices=["base"],
+        help="`base`: serve the bare model, not the promoted adapter merged (default: config model.adapter)",
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--detach", action="store_true", help="start in the background and return")
     mode.add_argument("--status", action="store_true", help="show the running server, if any")
@@ -36,15 +44,18 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         info = server.stop(paths)
         print(f"stopped {info.model} at {info.url}" if info else "no server was running")
         return 0
+    merged = (args.adapter or settings.model.adapter) is None  # `base` or `vN`: clients choose
+    if merged:
+        before_serve(settings, model, print)
     if args.detach:
-        info = server.ensure(section, paths, model, merged=True)
+        info = server.ensure(section, paths, model, merged=merged)
         print(f"serving {info.model} at {info.api_base} (pid {info.pid})")
         return 0
     existing = server.running(paths)
     if existing is not None:
         print(f"a server for {existing.model} already runs at {existing.url} (pid {existing.pid})")
         return 0
-    info, proc = server.start(section, paths, model, merged=True)
+    info, proc = server.start(section, paths, model, merged=merged)
     print(f"serving {info.model} at {info.api_base}; Ctrl-C to stop")
 
     def _terminate(signum: int, frame: Any) -> None:

@@ -1,13 +1,16 @@
-"""`cobalt adapters list|promote|rollback|gate`: the adapter registry. Promotion and rollback
-are atomic and record why; when the model server runs, the new current adapter is
+"""`cobalt adapters list|promote|rollback|gate|export|import`: the adapter registry. Promotion
+and rollback are atomic and record why; when the model server runs, the new current adapter is
 hot-loaded under its own name. `gate` runs the nightly promotion gate on a version trained
-by hand (`cobalt train --register`) and, with --promote, promotes it only if it passes."""
+by hand (`cobalt train --register`) and, with --promote, promotes it only if it passes.
+`export VERSION DIR` writes a version with its hashes, recipe, dataset and reports
+(`trainer.release.adapter_export`); `import DIR` checks them and registers a new version."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant.console import action_parsers, add_action
@@ -15,6 +18,7 @@ from assistant.errors import UserError
 from assistant.serving import server
 from assistant.serving.adapters import read_current, served_base_name
 from trainer.cli.train_options import add_profile, progress
+from trainer.release.adapter_export import describe_import, export_adapter, import_adapter
 from trainer.release.nightly import Retrain
 from trainer.release.registry import Registry, merge_into_base
 from trainer.train_settings import load_train_settings
@@ -24,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    actions = action_parsers(sub, "adapters", "list, promote or roll back LoRA adapter versions")
+    actions = action_parsers(sub, "adapters", "list, promote, roll back, export or import LoRA adapter versions")
     p = add_action(actions, "list", list_cmd, "list adapter versions (* marks the current one)")
     p.add_argument("--model", help="only adapters of this base model")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -49,6 +53,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--server", metavar="URL", help="api base of a running base-model server (default: the data dir's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
+    p = add_action(
+        actions,
+        "export",
+        export_cmd,
+        "write a version to a new directory: bf16 weights, sha256 of weights, base model and dataset, "
+        "the recipe, the dataset and the reports",
+    )
+    p.add_argument("version", help="version number (e.g. 3 or v3)")
+    p.add_argument("dir", type=Path, help="the new directory")
+    p.add_argument("--report", type=Path, action="append", default=[], help="one more report to include")
+    p.add_argument("--json", action="store_true", help="print the written metadata")
+    p = add_action(actions, "import", import_cmd, "check an exported adapter and register it as a new version")
+    p.add_argument("dir", type=Path, help="a directory written by `cobalt adapters export`")
+    p.add_argument("--promote", action="store_true", help="also make it the current adapter of its base model")
+    p.add_argument("--reason", help="why it is promoted (default: imported from DIR)")
 
 
 def _version(text: str) -> int:
@@ -135,3 +154,38 @@ def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
             f"{decision['tasks']} tasks{outcome}"
         )
     return 0 if decision["promote"] else 1
+
+
+def export_cmd(args: argparse.Namespace, config: Settings) -> int:
+    ship = load_train_settings(config.train).ship
+    meta = export_adapter(
+        Registry.open(config.paths), _version(args.version), args.dir, config.paths, ship, args.report, progress
+    )
+    if args.json:
+        print(json.dumps(meta, default=str))
+        return 0
+    data = meta["dataset_files"]
+    where = f"copied into {args.dir / 'dataset'}" if data["copied"] else f"not copied (too large): {data['path']}"
+    print(
+        f"exported v{meta['exported_from']['version']} to {args.dir}: weights sha256 {meta['weights_sha256'][:16]}..., "
+        f"{len(meta['files'])} files; dataset {where}; gate {'recorded' if meta['gate'] else 'never run'}\n"
+        f"recipe: {meta['recipe']['command']}"
+    )
+    return 0
+
+
+def import_cmd(args: argparse.Namespace, config: Settings) -> int:
+    registry = Registry.open(config.paths)
+    result = import_adapter(registry, args.dir, config.paths)
+    print(describe_import(result))
+    if args.promote:
+        item = result.item
+        if (registry.current_entry(item.base_model) or {}).get("version") == item.version:
+            print(f"v{item.version} is already the current adapter of {item.base_model}")
+            return 0
+        registry.promote(item.version, args.reason or f"imported from {args.dir}", merge=merge_into_base(config))
+        print(
+            f"v{item.version} ({item.name}) is now the current adapter of {item.base_model}"
+            f"{_hotload(config.paths, item)}"
+        )
+    return 0

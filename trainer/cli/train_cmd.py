@@ -1,5 +1,6 @@
 """`cobalt train`: LoRA GRPO on a built dataset (resuming from the output directory's last
-checkpoint), optionally registering the adapter. With `launcher.num_processes` > 1 in
+checkpoint), optionally registering the adapter. A published recipe runs to a fixed step
+count with a seed and no wall-clock stop: `--max-steps N --seed S --no-budget`. With `launcher.num_processes` > 1 in
 configs/train.yaml it re-runs itself as that many ranks under `accelerate launch`
 (trainer/training/launcher.py); only rank 0 registers and prints."""
 
@@ -28,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="base model (default: config model.name)")
     p.add_argument("--parent", help="adapter version to continue from, `current`, or `none` (default: none)")
     p.add_argument("--max-steps", type=int, help="override grpo.max_steps")
+    p.add_argument("--seed", type=int, help="override grpo.seed (recorded in the adapter's metadata)")
+    p.add_argument(
+        "--no-budget", action="store_true", help="ignore train.max_minutes: run to the step count (a recipe)"
+    )
     p.add_argument("--register", action="store_true", help="register the trained adapter as a new version")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
@@ -40,6 +45,9 @@ def run(args: argparse.Namespace, config: Settings) -> int:
             f"{args.dataset} is not a dataset directory (no train.jsonl); build one with `cobalt dataset build`"
         )
     settings = load_train_settings(config.train, args.profile)
+    if args.no_budget:
+        settings = settings.model_copy(update={"max_minutes": 0.0})
+    overrides: dict[str, Any] = {} if args.seed is None else {"seed": args.seed}
     model = args.model or config.model.name
     registry = Registry.open(config.paths)
     parent = None
@@ -58,6 +66,8 @@ def run(args: argparse.Namespace, config: Settings) -> int:
             profile=settings.profile,
             parent=args.parent,
             max_steps=args.max_steps,
+            seed=args.seed,
+            no_budget=args.no_budget,
             register=args.register,
             as_json=args.json,
             config=getattr(args, "config", None),
@@ -80,6 +90,7 @@ def run(args: argparse.Namespace, config: Settings) -> int:
             parent=parent,
             max_steps=args.max_steps,
             progress=progress,
+            **overrides,
         )
     finally:
         sandbox.close()

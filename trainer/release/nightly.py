@@ -309,12 +309,14 @@ class Retrain:
             arm = gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name)
             report = gate.compare(items, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress)
         self.progress(("promote: " if report.promote else "keep the current model: ") + report.reason)
-        return {
+        decision = {
             **report.to_dict(),
             "current": current.name if current else base,
             "candidate": candidate.name,
             "loaded": loaded,
         }
+        self.registry.record_gate(version, decision)
+        return decision
 
     def step_promote(self, run: Run) -> dict[str, Any]:
         return self.promote_if_passed(run.steps["register"]["version"], run.steps["gate"], f"retrain {run.id}")

@@ -1,6 +1,7 @@
 """Versioned LoRA adapters: register a trained adapter as the next version, promote one,
 roll back, and list them, in the layout `assistant.serving.adapters` describes (and reads for the
-assistant): `<data>/adapters/v<N>/`, `current.json`, `history.jsonl`. Promotion can first
+assistant): `<data>/adapters/v<N>/`, `current.json`, `history.jsonl`; the last gate decision on
+a version is kept as `v<N>/gate.json` (`cobalt adapters export` ships it). Promotion can first
 save the adapter merged into its base (`v<N>/merged/`, `trainer.release.merge`), recorded as
 `merged` in current.json and served at full speed on the next server start.
 
@@ -27,6 +28,8 @@ from assistant.serving.adapters import CURRENT, HISTORY, META, adapters_root, re
 from assistant.settings import PathsSettings, Settings
 from assistant.store import atomic
 from trainer.release.merge import merge_adapter, merged_dir
+
+GATE = "gate.json"
 
 
 @dataclass
@@ -100,6 +103,17 @@ class Registry:
     def current_entry(self, base_model: str) -> dict[str, Any] | None:
         return read_current(self.root).get(base_model)
 
+    def gate_of(self, version: int) -> dict[str, Any] | None:
+        """The last gate decision recorded on `version` (None: never gated)."""
+        try:
+            return json.loads((version_dir(self.root, version) / GATE).read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def with_weights(self, sha256: str) -> AdapterVersion | None:
+        """The version whose metadata names these weights (`weights_sha256`, set by import), if any."""
+        return next((v for v in self.versions() if v.meta.get("weights_sha256") == sha256), None)
+
     def history(self, base_model: str | None = None) -> list[dict[str, Any]]:
         try:
             lines = (self.root / HISTORY).read_text().splitlines()
@@ -133,6 +147,11 @@ class Registry:
             atomic.replace_dir(staging, version_dir(self.root, version))
             self._log({"event": "register", "base_model": meta["base_model"], "version": version})
         return self.get(version)
+
+    def record_gate(self, version: int, decision: dict[str, Any]) -> None:
+        """Keep the gate's decision on `version` as `v<N>/gate.json` (replaced atomically)."""
+        self.get(version)
+        atomic.write_json(version_dir(self.root, version) / GATE, {**decision, "recorded_at": time.time()})
 
     def _set_current(self, base_model: str, version: AdapterVersion | None, reason: str, previous: int | None) -> None:
         data = read_current(self.root)

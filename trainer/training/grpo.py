@@ -262,7 +262,7 @@ def train(
         "base_model": model,
         "base_model_path": str(model_path),
         "data_hash": data_meta["data_hash"],
-        "dataset": str(dataset),
+        "dataset": str(Path(dataset).resolve()),  # `adapters export` copies it from there
         "dataset_counts": data_meta.get("counts"),
         "parent_version": getattr(parent, "version", None),
         "parent_name": getattr(parent, "name", None),

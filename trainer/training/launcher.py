@@ -81,6 +81,8 @@ def train_args(
     profile: str,
     parent: Any = None,
     max_steps: int | None = None,
+    seed: int | None = None,
+    no_budget: bool = False,
     register: bool = False,
     as_json: bool = False,
     config: str | None = None,
@@ -103,6 +105,10 @@ def train_args(
         argv += ["--parent", str(parent)]
     if max_steps is not None:
         argv += ["--max-steps", str(max_steps)]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    if no_budget:
+        argv += ["--no-budget"]
     return argv + (["--register"] if register else []) + (["--json"] if as_json else [])
 
 
