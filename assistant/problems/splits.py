@@ -6,12 +6,15 @@ changes across runs, versions or machines. The first round(n * test_share) ids a
 the rest form the train pool, whose first round(pool * val_share_of_train) ids are carved
 out as `val`; `train` is what remains. The rule's numbers are the `eval.split` settings section
 (`assistant.settings.SplitSection`, configs/eval.yaml `split:`), which is a `Rule`; with them
-HumanEval's 164 ids give test 82, train 66, val 16.
+HumanEval's 164 ids give test 82, train 66, val 16, and the natural set's 121 test 60,
+train 49, val 12.
 
 `cobalt collect --split train` and `cobalt eval --split test` both select through here, so
-trajectories collected for training never come from evaluation tasks. A HumanEval task
-always has its split in the whole of HumanEval, whatever subset was loaded
-(`membership`); `heldout_ids` names its test and val tasks for the training filters.
+trajectories collected for training never come from evaluation tasks. A task of a whole set
+(`WHOLE_SETS`: HumanEval, and the natural set of `assistant.problems.natural`) always has its
+split in the whole of its set, whatever subset was loaded (`membership`); `heldout_ids` names
+their test and val tasks for the training filters. With the same rule the natural set's
+ids are shuffled on their own (not together with HumanEval's).
 This module selects problems; it runs nothing.
 """
 
@@ -22,9 +25,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from assistant.interfaces import Rule
+from assistant.problems.natural import natural_ids
 from assistant.problems.schema import Problem, ProblemError
 
 SPLITS = ("all", "train", "val", "test")
+WHOLE_SETS = ("humaneval", "natural")  # a task of these keeps its split in the whole set
 
 
 @dataclass(frozen=True)
@@ -78,17 +83,41 @@ def _humaneval_splits(rule: SplitRule) -> dict[str, str]:
     return {i: name for name in ("test", "val", "train") for i in ids[name]}
 
 
+def natural_splits(rule: Rule) -> dict[str, str]:
+    """{task id: split} over the whole natural set (empty when its file is missing)."""
+    return _natural_splits(SplitRule(rule.split_seed, rule.test_share, rule.val_share_of_train))
+
+
+@lru_cache(maxsize=4)
+def _natural_splits(rule: SplitRule) -> dict[str, str]:
+    ids = split_ids(natural_ids(), rule)
+    return {i: name for name in ("test", "val", "train") for i in ids[name]}
+
+
+def whole_splits(source: str, rule: Rule) -> dict[str, str]:
+    """{task id: split} over the whole set named by a problem's `source` (empty for other sources)."""
+    if source == "humaneval":
+        return humaneval_splits(rule)
+    if source == "natural":
+        return natural_splits(rule)
+    return {}
+
+
 def membership(problems: list[Problem], rule: Rule) -> dict[str, str]:
-    """{problem id: its split}: the seeded shuffle of these problems' ids, except that a
-    HumanEval task keeps its split in the whole of HumanEval, so a subset such as
+    """{problem id: its split}: the seeded shuffle of these problems' ids, except that a task
+    of a whole set (HumanEval, natural) keeps its split in that whole set, so a subset such as
     `humaneval:10` cannot move a test task into train."""
     ids = split_ids([p.id for p in problems], rule)
     which = {i: name for name in ("test", "val", "train") for i in ids[name]}
-    whole = humaneval_splits(rule)
-    which.update({p.id: whole[p.id] for p in problems if getattr(p, "source", None) == "humaneval" and p.id in whole})
+    for p in problems:
+        whole = whole_splits(getattr(p, "source", "") or "", rule)
+        if p.id in whole:
+            which[p.id] = whole[p.id]
     return which
 
 
 def heldout_ids(rule: Rule) -> frozenset[str]:
-    """HumanEval's task ids of the `test` (evaluation only) and `val` (promotion gate) splits."""
-    return frozenset(i for i, name in humaneval_splits(rule).items() if name in HELD_OUT)
+    """The task ids of the `test` (evaluation only) and `val` (promotion gate) splits of
+    HumanEval and of the natural set."""
+    both = {**humaneval_splits(rule), **natural_splits(rule)}
+    return frozenset(i for i, name in both.items() if name in HELD_OUT)

@@ -4,10 +4,10 @@ JSONL file, and the nightly `retrain`).
 
 - Source: only sessions whose source is in `dataset.sources`; `eval` sessions never, even
   when a configuration lists them.
-- Split: with `split="train"` (the default everywhere) sessions on HumanEval tasks of the
-  `test` split (evaluation only) and of the `val` split (what the promotion gate measures)
-  are left out, whatever their source (a `solve` on a test task included). `split="all"`
-  is the explicit opt-out. Problems that are not HumanEval's belong to no held-out split.
+- Split: with `split="train"` (the default everywhere) sessions on HumanEval's and the natural
+  set's tasks of the `test` split (evaluation only) and of the `val` split (what the promotion
+  gate measures) are left out, whatever their source (a `solve` on a test task included).
+  `split="all"` is the explicit opt-out. Problems of other sets belong to no held-out split.
 
 Every session left out is counted by reason and every kept one by source, for
 `dataset build` to print. This module selects; it reads no store and builds nothing.
@@ -20,7 +20,7 @@ from typing import Iterable
 
 from assistant.interfaces import Rule
 from assistant.problems.schema import Problem, ProblemError
-from assistant.problems.splits import heldout_ids
+from assistant.problems.splits import WHOLE_SETS, heldout_ids
 from assistant.settings import SplitSection
 from assistant.store.trajectory import SessionRecord
 
@@ -29,9 +29,9 @@ GUARDS = ("train", "all")
 
 
 def is_heldout(session: SessionRecord, rule: Rule) -> bool:
-    """On a held-out HumanEval task (a session whose problem is not loaded: by its id alone)."""
+    """On a held-out HumanEval or natural task (a session whose problem is not loaded: by its id alone)."""
     problem: Problem | None = session.problem
-    if problem is not None and problem.source != "humaneval":
+    if problem is not None and problem.source not in WHOLE_SETS:
         return False
     return session.problem_id in heldout_ids(rule)
 

@@ -1,9 +1,10 @@
-"""No leakage: sessions of source `eval` and sessions on HumanEval's test and val tasks
-(whatever their source) never reach a dataset built from the store, from a JSONL export,
-or by the nightly job's filter; `--split all` is the explicit way to keep them."""
+"""No leakage: sessions of source `eval` and sessions on HumanEval's and the natural set's
+test and val tasks (whatever their source) never reach a dataset built from the store, from a
+JSONL export, or by the nightly job's filter; `--split all` is the explicit way to keep them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
@@ -12,8 +13,9 @@ from typing import Any
 import pytest
 
 from assistant.cli import main
+from assistant.problems.natural import natural_problems
 from assistant.problems.sources import humaneval_problem
-from assistant.problems.splits import split_ids
+from assistant.problems.splits import select, split_ids
 from assistant.settings_loader import load_settings
 from assistant.store.trajectory_db import Store
 from tests.trainer.trainer_fakes import session
@@ -110,3 +112,17 @@ def test_the_nightly_dataset_never_sees_eval_or_heldout_sessions(
     assert result["sessions"] == 2 and "skip" not in result
     sessions, tasks = _trained_on(tmp_path / "dataset")
     assert sessions == {"train-collect", "train-synthetic"} and tasks == {pick["train"]}
+
+
+def test_natural_val_and_test_tasks_are_never_trained_on() -> None:
+    rule = load_settings().eval.split
+    problems = natural_problems()
+    pick = {name: select(problems, name, rule)[0] for name in ("train", "val", "test")}
+    made = [session(p, [0.0, 1.0], f"natural-{name}") for name, p in pick.items()]
+    counts: Counter = Counter()
+    kept = training_sessions(made, ["collect"], "train", rule, counts)
+    assert [s.id for s in kept] == ["natural-train"]
+    assert counts["left_out:heldout_task"] == 2
+    unloaded = [dataclasses.replace(s, problem=None) for s in made]  # by the task id alone
+    assert [s.id for s in training_sessions(unloaded, ["collect"], "train", rule)] == ["natural-train"]
+    assert len(training_sessions(made, ["collect"], "all", rule)) == 3

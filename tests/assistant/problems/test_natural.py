@@ -1,0 +1,66 @@
+"""The natural set (examples/natural/): its size and mix, its schema, deterministic splits,
+names that resolve, prompts that never show a reference, and every reference passing all its
+tests in the real sandbox (a broken one is named)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from assistant.loop import prompts
+from assistant.problems.natural import grade_references, natural_problems, read_sources, schema_problems
+from assistant.problems.resolve import load_problem, load_problems
+from assistant.problems.schema import ProblemError
+from assistant.problems.splits import membership, select
+from assistant.settings import SplitSection
+
+SIZES = {"train": 49, "val": 12, "test": 60}  # docs/data.md "The natural set"
+
+
+def test_size_mix_and_schema() -> None:
+    problems = natural_problems()
+    assert len(problems) >= 120
+    kinds = Counter(p.kind for p in problems)
+    levels = Counter(p.difficulty for p in problems)
+    assert set(kinds) == {"function", "stdio"} and 0.55 <= kinds["function"] / len(problems) <= 0.75
+    assert set(levels) == {"easy", "medium", "hard"} and min(levels.values()) >= 30
+    assert all(p.source == "natural" and p.id.startswith("natural/") for p in problems)
+    assert schema_problems(read_sources(), problems) == {}
+
+
+def test_splits_are_deterministic_sized_and_kept_in_subsets() -> None:
+    rule = SplitSection()
+    problems = natural_problems()
+    chosen = {name: select(problems, name, rule) for name in SIZES}
+    assert {name: len(ps) for name, ps in chosen.items()} == SIZES
+    assert {p.id for p in select(list(reversed(problems)), "test", rule)} == {p.id for p in chosen["test"]}
+    assert [p.id for p in load_problems("natural:val")] == [p.id for p in chosen["val"]]
+    subset = chosen["test"][:3] + chosen["train"][:2]  # a subset keeps each task's split in the whole set
+    assert membership(subset, rule) == {p.id: ("test" if i < 3 else "train") for i, p in enumerate(subset)}
+    assert len(load_problems("natural")) == len(problems)
+    assert load_problem("natural/initials").entry_point == "initials"
+    with pytest.raises(ProblemError, match="natural:SPLIT"):
+        load_problems("natural:everything")
+
+
+def test_no_prompt_shows_a_reference() -> None:
+    by_id = {p.id: p for p in natural_problems()}
+    style = prompts.style()
+    for src in read_sources():
+        text = "\n".join(str(m["content"]) for m in style.build(by_id[src.id], []))
+        body = [line for line in src.reference.splitlines() if line.strip() and not line.startswith("def ")]
+        assert src.reference not in text and max(body, key=len) not in text, src.id
+
+
+def test_every_reference_passes_in_the_sandbox_and_a_broken_one_is_named(sandbox: Any) -> None:
+    sources = read_sources()
+    assert grade_references(sandbox, sources) == {}
+    first = sources[0]
+    broken = dataclasses.replace(first, reference=f"def {first.entry_point}(*args):\n    return None\n")
+    broken_stdio = next(s for s in sources if s.kind == "stdio")
+    broken_stdio = dataclasses.replace(broken_stdio, reference="print('nothing')\n")
+    failures = grade_references(sandbox, [broken, broken_stdio])
+    assert set(failures) == {broken.id, broken_stdio.id}
