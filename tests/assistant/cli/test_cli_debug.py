@@ -13,7 +13,15 @@ from assistant.cli import main
 from assistant.debug.fix_file import project_root
 from assistant.store.trajectory_db import Store
 from tests.assistant.cli.test_cli_solve import use_model
-from tests.assistant.debug.projects import CRASHING, MEAN_FIXED, calc_project, stats_project
+from tests.assistant.debug.projects import (
+    CRASHING,
+    DOUBLE,
+    DOUBLE_TESTS,
+    MEAN_FIXED,
+    MUL_FIXED,
+    calc_project,
+    stats_project,
+)
 from tests.assistant.loop_fakes import ScriptedClient, answer
 
 pytestmark = pytest.mark.docker
@@ -214,3 +222,20 @@ def test_bad_input_is_one_sentence_with_a_json_result_and_the_tree_unchanged(
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == "error" and sentence in out["error"] and "\n" not in out["error"]
     assert idle.calls == [] and {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+
+
+def test_an_edit_that_does_not_help_is_undone_and_the_failing_tests_code_is_shown(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = calc_project(tmp_path / "double", DOUBLE, DOUBLE_TESTS)
+    client = ScriptedClient([answer("def double(a):\n    return mul(a, 2) + 0"), answer(MUL_FIXED)])
+    use_model(monkeypatch, client)
+    assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] and len(result["turns"]) == 2
+    first, second = (call["messages"][1]["content"] for call in client.calls)
+    assert "`mul` (lines 1-2), `double` (lines 5-6)" in first  # ranked by the tests' calls: mul first
+    assert "The failing test's code:\n```python\ndef test_mul():\n    assert mul(2, 3) == 6\n```" in first
+    assert "changed `double` but the tests did not improve (1 passed before, 1 after), so it was undone" in second
+    assert "mul(a, 2) + 0" not in second and "+ 0" not in result["diff"]  # the next edit applies to the file as given
+    assert (project / "calc.py").read_text() == DOUBLE
