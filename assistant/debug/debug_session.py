@@ -67,7 +67,7 @@ class DebugSession(Session):
         self.budget = budget
         self.first_run = first_run
         self.meta.setdefault("edit_format", debug.edit_format)
-        self._edit_error: str | None = None
+        self._shown: dict[int, list[str]] = {}  # turn -> the functions its prompt showed in full
 
     # --- the file as it stands ------------------------------------------------------
 
@@ -91,12 +91,15 @@ class DebugSession(Session):
         return self.best()[1]
 
     def tried(self) -> frozenset[str]:
-        """The functions changed by edits that were undone."""
+        """The functions changed by edits that were undone, and the first function shown to a turn
+        whose edit did not apply (so that the next greedy answer sees a different prompt)."""
         names: set[str] = set()
         for i, turn in enumerate(self.turns):
             source = self.best(i)[0]
             if turn.program is not None and self.best(i + 1)[0] is source:
                 names.update(changed_functions(source, turn.program))
+            elif turn.program is None and self._shown.get(i):
+                names.add(self._shown[i][0])
         return frozenset(names)
 
     def _note(self) -> str:
@@ -127,11 +130,19 @@ class DebugSession(Session):
             first,
             fails.summary(run),
             self._note(),
-            test_source(self.problem.project_dir, first.test) if first else "",
+            self._test_code(first),
         )
         suspects = ranked(spans(source), run.tests)
         found = implicated(source, target, failed, self.debug.max_spans, suspects, self.tried())
+        self._shown[len(self.turns)] = [s.qualname for s in found]
         return build(view, found, self.budget, self.debug.edit_format, self.debug.failure_chars)
+
+    def _test_code(self, failure: fails.Failure | None) -> str:
+        if failure is None or not self.debug.test_lines:
+            return ""
+        file = failure.test.split("::", 1)[0]
+        line = next((f.line for f in reversed(failure.frames) if f.path == file), None)
+        return test_source(self.problem.project_dir, failure.test, self.debug.test_lines, line)
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
         edited = apply_reply(self.current_source(), reply, self.debug.edit_format)

@@ -65,7 +65,7 @@ def _user(
     if view.failure is not None:
         parts.append(fails.render(view.failure, failure_chars))
     if view.test_code and with_test:
-        parts.append(f"The failing test's code:\n```python\n{view.test_code}```")
+        parts.append(f"The failing test's code (it is right; do not change it):\n```python\n{view.test_code}```")
     where = ", ".join(f"`{s.qualname}` (lines {s.start}-{s.end})" for s in spans)
     shown = (
         f"The failing test points at {where}. Here is `{view.target}` with that code in full and the rest "

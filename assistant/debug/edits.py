@@ -130,8 +130,10 @@ def apply_functions(source: str, reply: str) -> EditResult:
             line = ast.unparse(node)
             if line not in {ln.strip() for ln in lines}:
                 imports.append(line + "\n")
-    if not replacements and not appended:
-        return EditResult(None, "the reply changes no function or method of the file")
+    if not replacements:
+        added = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        only_adds = f" (it only adds {', '.join(f'`{n}`' for n in added)}; fix the code that is there)" if added else ""
+        return EditResult(None, f"the reply changes no function or method of the file{only_adds}")
     replacements = list({(r[3], "".join(r[2])): r for r in replacements}.values())  # the same one twice: once
     names = [name for *_, name in replacements]
     if len(set(names)) != len(names):

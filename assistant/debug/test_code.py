@@ -10,8 +10,10 @@ import ast
 from pathlib import Path
 
 
-def test_source(project_dir: str | Path | None, node_id: str, max_lines: int = 30) -> str:
-    """The test's source ('' when the file or the function cannot be found or parsed)."""
+def test_source(project_dir: str | Path | None, node_id: str, max_lines: int = 30, line: int | None = None) -> str:
+    """The test's source ('' when the file or the function cannot be found or parsed). A longer
+    test keeps its `def` line and the lines up to `line` (the failing line of the file), else its
+    first lines."""
     if not project_dir or "::" not in node_id:
         return ""
     file, *names = node_id.split("[", 1)[0].split("::")
@@ -35,5 +37,10 @@ def test_source(project_dir: str | Path | None, node_id: str, max_lines: int = 3
     indent = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
     lines = [ln[indent:] for ln in lines]
     if len(lines) > max_lines:
-        lines = lines[:max_lines] + ["    ...  # (cut)"]
+        at = line - start if line is not None and start <= line <= (node.end_lineno or start) else None
+        head = node.lineno - start + 1  # decorators and the def line
+        if at is not None and at >= max_lines:
+            lines = lines[:head] + ["    ...  # (cut)"] + lines[at - (max_lines - head) + 2 : at + 1]
+        else:
+            lines = lines[:max_lines] + ["    ...  # (cut)"]
     return "\n".join(lines) + "\n"

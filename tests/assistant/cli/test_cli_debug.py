@@ -235,7 +235,10 @@ def test_an_edit_that_does_not_help_is_undone_and_the_failing_tests_code_is_show
     assert result["passed"] and len(result["turns"]) == 2
     first, second = (call["messages"][1]["content"] for call in client.calls)
     assert "`mul` (lines 1-2), `double` (lines 5-6)" in first  # ranked by the tests' calls: mul first
-    assert "The failing test's code:\n```python\ndef test_mul():\n    assert mul(2, 3) == 6\n```" in first
+    assert (
+        "The failing test's code (it is right; do not change it):\n"
+        "```python\ndef test_mul():\n    assert mul(2, 3) == 6\n```" in first
+    )
     assert "changed `double` but the tests did not improve (1 passed before, 1 after), so it was undone" in second
     assert "mul(a, 2) + 0" not in second and "+ 0" not in result["diff"]  # the next edit applies to the file as given
     assert (project / "calc.py").read_text() == DOUBLE

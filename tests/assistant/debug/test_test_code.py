@@ -38,3 +38,12 @@ def test_nothing_when_it_cannot_be_found(tmp_path: Path) -> None:
     assert source_of(tmp_path, "missing.py::test_x") == ""
     assert source_of(tmp_path, "tests/test_a.py") == ""  # not a test id
     assert source_of(None, "a.py::test_x") == ""
+
+
+def test_a_long_test_keeps_its_def_line_and_the_lines_up_to_the_failing_one(tmp_path: Path) -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(40))
+    (tmp_path / "test_c.py").write_text(f"def test_long():\n{body}    assert x39 == 0\n")
+    shown = source_of(tmp_path, "test_c.py::test_long", max_lines=6, line=42)  # the assert is line 42
+    assert (
+        shown == "def test_long():\n    ...  # (cut)\n    x37 = 37\n    x38 = 38\n    x39 = 39\n    assert x39 == 0\n"
+    )
