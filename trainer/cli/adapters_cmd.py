@@ -150,8 +150,8 @@ def gate_cmd(args: argparse.Namespace, config: Settings) -> int:
         elif decision["promote"]:
             outcome = "; not promoted (add --promote)"
         print(
-            f"v{version} ({decision['candidate']}) {verdict} the gate on {decision['items']} items of "
-            f"{decision['tasks']} tasks{outcome}"
+            f"v{version} ({decision['candidate']}) {verdict} the gate on {decision['items']} repair items of "
+            f"{decision['tasks']} tasks and {decision.get('natural_tasks', 0)} natural tasks{outcome}"
         )
     return 0 if decision["promote"] else 1
 

@@ -1,19 +1,26 @@
-"""The promotion gate (docs/method.md, issue 12 item 6): "shown not worse", not "not shown
-worse".
+"""The promotion gate (docs/method.md, issue 12 item 6, issue 25 item 4): "shown not worse", not
+"not shown worse", on what users see.
 
 The candidate adapter and every reference (the base model, and the current adapter when
-there is one) run the repair benchmark (`trainer.repair.repair_run`, with feedback, greedy)
-on the items of the validation split (`gate.benchmark`, `gate.split`: never training
-tasks); the candidate is paired with each reference by item, and the paired bootstrap
-interval of (candidate - reference) fix rate at the last turn comes from the evaluation's
-own bootstrap (over tasks). Promote only when, against every reference, the lower end of
-that interval is above -`gate.margin`, and every evaluation is complete (a dead server
-must not look like a tie). Small losses cannot ratchet night after night, because the
-base model is always a reference.
+there is one) are evaluated greedy on the validation split (`gate.split`: never training
+tasks), and the candidate is paired with each reference on three measures:
 
-The size (tasks x items, greedy) and the margin are chosen so that a 10-point drop is
-refused at least 90% of the time: `trainer.release.gate_sim` simulates it with the same bootstrap
-(tests/trainer/release/test_gate_sim.py). Nothing here promotes; `trainer.release.nightly` acts on the decision.
+- `repair_fix_rate`: the repair benchmark (`trainer.repair.repair_run`, with feedback) on the
+  val items of `gate.benchmark`, the fix rate at turn `gate.turns`, paired by item;
+- `natural_pass_turn0` and `natural_pass_last`: the natural tasks of `gate.natural.benchmarks`
+  (HumanEval val and the natural set's val: `trainer.eval.evaluate`, what `cobalt eval` runs),
+  Pass@1 at turn 0 and at the last of `gate.natural.turns` turns, paired by task
+  (`trainer.eval.paired.compare`).
+
+Every interval is the evaluation's own paired bootstrap over tasks. Promote only when, on every
+measure against every reference, the lower end of the interval of (candidate - reference) is
+above -`gate.margin`, and every evaluation is complete (a dead server must not look like a tie).
+Small losses cannot ratchet night after night, because the base model is always a reference.
+
+The sizes (tasks x items, one greedy session each) and the margin are chosen so that a 10-point
+drop on any one measure is refused at least 90% of the time: `trainer.release.gate_sim`
+simulates it with the same bootstrap (tests/trainer/release/test_gate_sim.py). Nothing here
+promotes; `trainer.release.nightly` acts on the decision.
 """
 
 from __future__ import annotations
@@ -21,17 +28,32 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from assistant.interfaces import ChatModel, Runner
+from assistant.problems.schema import Problem
 from assistant.settings import BootstrapSection, EvalSection, LoopSettings
 from assistant.store.trajectory_db import Store
-from trainer.eval.bootstrap import DEFAULT
+from trainer.eval.bootstrap import DEFAULT, Delta
+from trainer.eval.eval_report import EvalReport
+from trainer.eval.eval_sets import load_benchmark
+from trainer.eval.evaluate import evaluate
+from trainer.eval.paired import CompareError
+from trainer.eval.paired import compare as compare_reports
 from trainer.repair.items import RepairItem
 from trainer.repair.repair_eval import load_repair_items
-from trainer.repair.repair_report import paired
+from trainer.repair.repair_report import RepairReport, paired
 from trainer.repair.repair_run import run_repair
 from trainer.train_settings import GateSettings
+
+T = TypeVar("T")
+
+# The measures, in the order of the decision and its table: what each one is.
+MEASURES = {
+    "repair_fix_rate": "repair items, fix rate",
+    "natural_pass_turn0": "natural tasks, turn-0 Pass@1",
+    "natural_pass_last": "natural tasks, last-turn Pass@1",
+}
 
 
 @dataclass
@@ -43,19 +65,32 @@ class Arm:
     adapter: str | None = None
 
 
-def select_items(items: Sequence[RepairItem], max_tasks: int, seed: int) -> list[RepairItem]:
-    """The items of a deterministic subset of `max_tasks` tasks (all when 0 or more)."""
-    tasks = list(dict.fromkeys(i.task for i in items))
+def _subset(things: Sequence[T], task_of: Callable[[T], str], max_tasks: int, seed: int) -> list[T]:
+    """The things of a deterministic subset of `max_tasks` tasks (all when 0 or more)."""
+    tasks = list(dict.fromkeys(task_of(t) for t in things))
     if 0 < max_tasks < len(tasks):
         tasks = sorted(tasks, key=lambda t: hashlib.sha256(f"{seed}:{t}".encode()).hexdigest())[:max_tasks]
     keep = set(tasks)
-    return [i for i in items if i.task in keep]
+    return [t for t in things if task_of(t) in keep]
+
+
+def select_items(items: Sequence[RepairItem], max_tasks: int, seed: int) -> list[RepairItem]:
+    """The items of a deterministic subset of `max_tasks` tasks (all when 0 or more)."""
+    return _subset(items, lambda i: i.task, max_tasks, seed)
 
 
 def gate_items(settings: GateSettings, es: EvalSection) -> list[RepairItem]:
     """The gate's items: `gate.benchmark` (humaneval-repair or repair:FILE.jsonl), `gate.split`."""
     items = load_repair_items(settings.benchmark, settings.split, None, es)
     return select_items(items, settings.max_problems, settings.seed)
+
+
+def gate_problems(settings: GateSettings, es: EvalSection) -> list[Problem]:
+    """The gate's natural tasks: the `gate.split` tasks of every `gate.natural.benchmarks` entry,
+    loaded as `cobalt eval --benchmark B --split <split>` loads them; a subset of
+    `gate.natural.max_problems` of them when that is set."""
+    problems = [p for spec in settings.natural.benchmarks for p in load_benchmark(spec, settings.split, es)]
+    return _subset(problems, lambda p: p.id, settings.natural.max_problems, settings.seed)
 
 
 @dataclass
@@ -65,6 +100,10 @@ class GateReport:
     tasks: int
     metric: str
     margin: float
+    natural_tasks: int = 0
+    natural_turns: int = 0
+    natural_benchmarks: list[str] = field(default_factory=list)
+    measures: dict[str, str] = field(default_factory=lambda: dict(MEASURES))
     comparisons: list[dict[str, Any]] = field(default_factory=list)
     promote: bool = False
     reason: str = ""
@@ -74,28 +113,38 @@ class GateReport:
         return dataclasses.asdict(self)
 
 
+def _row(measure: str, ref: Arm, d: Delta | None) -> dict[str, Any]:
+    empty = Delta(None, None, None, None, None, 0, 0)
+    return {"measure": measure, "reference": ref.label, "name": ref.client.display_name, **(d or empty).to_dict()}
+
+
 def compare(
     items: Sequence[RepairItem],
+    problems: Sequence[Problem],
     references: Sequence[Arm],
     candidate: Arm,
     sandbox: Runner,
-    store: Store | None,
+    store: Store,
     settings: GateSettings,
     loop: LoopSettings,
     es: EvalSection,
     progress: Callable[[str], None] = lambda _: None,
 ) -> GateReport:
-    """Run every arm on `items`, pair the candidate with each reference, decide; `es` (the
-    `eval:` section) gives the split rule and, unless `gate.bootstrap` is set, the number of
-    bootstrap resamples; the confidence and the seed come from `settings`."""
+    """Run every arm on the repair `items` and the natural `problems`, pair the candidate with
+    each reference on every measure, decide; `es` (the `eval:` section) gives the split rule
+    and, unless `gate.bootstrap` is set, the number of bootstrap resamples; the confidence and
+    the seed come from `settings`."""
     boot = BootstrapSection(
         resamples=settings.bootstrap or es.bootstrap.resamples, confidence=settings.confidence, seed=settings.seed
     )
     es = es.model_copy(update={"bootstrap": boot})
-    reports = {}
+    greedy = es.model_copy(update={"loop": {**es.loop, "temperature": [settings.natural.temperature]}})
+    nat = settings.natural
+    repairs: dict[str, RepairReport] = {}
+    naturals: dict[str, EvalReport] = {}
     for arm in [*references, candidate]:
         progress(f"gate: {arm.client.display_name} ({arm.label}) on {len(items)} repair items")
-        reports[arm.label] = run_repair(
+        repairs[arm.label] = run_repair(
             items,
             arm.client,
             sandbox,
@@ -109,18 +158,52 @@ def compare(
             split=settings.split,
             adapter=arm.adapter,
         )
+        progress(f"gate: {arm.client.display_name} ({arm.label}) on {len(problems)} natural tasks, {nat.turns} turns")
+        naturals[arm.label] = evaluate(
+            loop,
+            problems,
+            arm.client,
+            sandbox,
+            store,
+            turns=nat.turns,
+            samples=1,
+            concurrency=settings.concurrency,
+            settings=greedy,
+            benchmark="+".join(nat.benchmarks),
+            split=settings.split,
+            adapter=arm.adapter,
+        )
     out = GateReport(
         turns=settings.turns,
         items=len(items),
         tasks=len({i.task for i in items}),
         metric="fix_rate",
         margin=settings.margin,
+        natural_tasks=len(problems),
+        natural_turns=nat.turns,
+        natural_benchmarks=list(nat.benchmarks),
     )
-    out.incomplete = [f"the run of {label} was aborted ({r.aborted})" for label, r in reports.items() if r.aborted]
-    cand = reports[candidate.label].arm("feedback")
+    out.incomplete = [
+        f"the repair run of {label} was aborted ({r.aborted})" for label, r in repairs.items() if r.aborted
+    ]
+    for label, r in naturals.items():
+        if not r.complete:
+            why = r.aborted or f"{len(r.missing)} session(s) did not finish"
+            out.incomplete.append(f"the natural run of {label} is incomplete ({why})")
+    cand = repairs[candidate.label].arm("feedback")
+    rows: dict[str, list[dict[str, Any]]] = {m: [] for m in MEASURES}
     for ref in references:
-        d = paired(reports[ref.label].arm("feedback"), cand, "fix_rate", settings.turns, es)[settings.turns]
-        out.comparisons.append({"reference": ref.label, "name": ref.client.display_name, **d.to_dict()})
+        d = paired(repairs[ref.label].arm("feedback"), cand, "fix_rate", settings.turns, es)[settings.turns]
+        rows["repair_fix_rate"].append(_row("repair_fix_rate", ref, d))
+        try:
+            c = compare_reports(naturals[ref.label], naturals[candidate.label], es, metric="pass_at_1", turn=-1)
+            turn0, last = c.deltas["pass_at_1"][0], c.deltas["pass_at_1"][-1]
+        except CompareError as exc:
+            out.incomplete.append(f"the natural runs of {ref.label} and the candidate cannot be paired ({exc})")
+            turn0 = last = None
+        rows["natural_pass_turn0"].append(_row("natural_pass_turn0", ref, turn0))
+        rows["natural_pass_last"].append(_row("natural_pass_last", ref, last))
+    out.comparisons = [r for m in MEASURES for r in rows[m]]
     out.promote, out.reason = decide(out.comparisons, settings.margin, settings.confidence, out.incomplete)
     return out
 
@@ -136,15 +219,38 @@ def decide(
         return False, "unreliable: " + "; ".join(incomplete)
     parts, ok = [], True
     for c in comparisons:
+        measure = c.get("measure", "repair_fix_rate")
         if c.get("lo") is None:
-            return False, f"the fix rate against {c['reference']} is undefined on these items"
+            return False, f"the {MEASURES.get(measure, measure)} against {c['reference']} is undefined on these tasks"
         good = c["lo"] > -margin
         ok = ok and good
         parts.append(
-            f"vs {c['reference']} {c['name']}: {c['b']:.3f} vs {c['a']:.3f} (delta {c['delta']:+.3f}, "
+            f"{measure} vs {c['reference']} {c['name']}: {c['b']:.3f} vs {c['a']:.3f} (delta {c['delta']:+.3f}, "
             f"{confidence:.0%} interval [{c['lo']:+.3f}, {c['hi']:+.3f}]{'' if good else ', too low'})"
         )
     if not comparisons:
         return False, "there is no reference to compare with"
     head = "shown not worse" if ok else "not shown to be within the margin"
     return ok, f"{head} (lower ends above -{margin:g} required): " + "; ".join(parts)
+
+
+def _num(x: Any, fmt: str = ".3f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def gate_table(decision: dict[str, Any]) -> str:
+    """The decision's comparisons as a markdown table: one row per measure and reference."""
+    margin = decision.get("margin", 0.0)
+    lines = [
+        "| measure | reference | reference rate | candidate rate | delta | interval | above -margin |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in decision.get("comparisons") or []:
+        measure = c.get("measure", "repair_fix_rate")
+        good = c.get("lo") is not None and c["lo"] > -margin
+        lines.append(
+            f"| {(decision.get('measures') or MEASURES).get(measure, measure)} | {c['reference']} ({c['name']}) | "
+            f"{_num(c.get('a'))} | {_num(c.get('b'))} | {_num(c.get('delta'), '+.3f')} | "
+            f"[{_num(c.get('lo'), '+.3f')}, {_num(c.get('hi'), '+.3f')}] | {'yes' if good else 'NO'} |"
+        )
+    return "\n".join(lines)

@@ -284,8 +284,9 @@ class Retrain:
         return self.gate_version(run.steps["register"]["version"])
 
     def gate_version(self, version: int) -> dict[str, Any]:
-        """The gate's decision on registered adapter `version` (`trainer.release.gate`), against the base
-        model and the current adapter; the server loads both adapters when it lacks them."""
+        """The gate's decision on registered adapter `version` (`trainer.release.gate`: the val repair
+        items and the val natural tasks, turn-0 and last-turn Pass@1), against the base model and the
+        current adapter; the server loads both adapters when it lacks them. Saved as v<N>/gate.json."""
         gs = self.settings.gate
         api_base, base = self._server()
         candidate = self.registry.get(version)
@@ -301,20 +302,25 @@ class Retrain:
             references.append(gate.Arm("current", self._client(api_base, current.name), current.name))
         es = self.config.eval
         items = gate.gate_items(gs, es)
+        problems = gate.gate_problems(gs, es)
         self.progress(
             f"gate: {candidate.name} vs {', '.join(r.client.display_name for r in references)} on "
-            f"{len(items)} {gs.benchmark} items of the {gs.split} split, {gs.turns} turn(s), greedy"
+            f"{len(items)} {gs.benchmark} items of the {gs.split} split ({gs.turns} turn(s)) and "
+            f"{len(problems)} {'+'.join(gs.natural.benchmarks)} tasks of it ({gs.natural.turns} turns), greedy"
         )
         with runtime.open_store(self.config) as store:
             arm = gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name)
-            report = gate.compare(items, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress)
-        self.progress(("promote: " if report.promote else "keep the current model: ") + report.reason)
+            report = gate.compare(
+                items, problems, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress
+            )
         decision = {
             **report.to_dict(),
             "current": current.name if current else base,
             "candidate": candidate.name,
             "loaded": loaded,
         }
+        self.progress(gate.gate_table(decision))
+        self.progress(("promote: " if report.promote else "keep the current model: ") + report.reason)
         self.registry.record_gate(version, decision)
         return decision
 

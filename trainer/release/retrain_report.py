@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.store import atomic
+from trainer.release.gate import gate_table
 
 
 def _fmt(value: Any, spec: str = ".3f") -> str:
@@ -56,20 +57,18 @@ def render_markdown(run: Any, status: str) -> str:
     reg = steps.get("register") or {}
     gate = steps.get("gate") or {}
     if gate.get("comparisons"):
+        natural = (
+            f" and {gate.get('natural_tasks')} natural tasks ({gate.get('natural_turns')} turns)"
+            if gate.get("natural_tasks")
+            else ""
+        )
         lines += [
             "",
             f"## Gate: {gate.get('candidate')} on {gate.get('items')} repair items "
-            f"({gate.get('tasks')} tasks), {gate.get('metric')} at turn {gate.get('turns')}, "
-            f"margin {gate.get('margin')}",
+            f"({gate.get('tasks')} tasks){natural}, margin {gate.get('margin')}",
             "",
-            "| reference | reference rate | candidate rate | delta | 95% interval |",
-            "|---|---|---|---|---|",
+            gate_table(gate),
         ]
-        for row in gate["comparisons"]:
-            lines.append(
-                f"| {row['reference']} ({row['name']}) | {_fmt(row['a'])} | {_fmt(row['b'])} | "
-                f"{_fmt(row['delta'], '+.3f')} | [{_fmt(row['lo'], '+.3f')}, {_fmt(row['hi'], '+.3f')}] |"
-            )
     promote = steps.get("promote") or {}
     hot = steps.get("hotload") or {}
     if promote:

@@ -94,10 +94,13 @@ def test_retrain_end_to_end_with_a_failed_gate_resumed(home: dict, capsys: pytes
     saved = registry.get(2)
     assert saved.meta["parent_version"] == 1 and not (saved.path / "ref").exists()  # no KL-reference copy
     gate = steps["gate"]
-    assert (gate["current"], gate["candidate"], gate["tasks"]) == ("tiny-v1", "tiny-v2", 2)
-    assert [c["reference"] for c in gate["comparisons"]] == ["base", "current"]  # val-split repair items
+    assert (gate["current"], gate["candidate"], gate["tasks"], gate["natural_tasks"]) == ("tiny-v1", "tiny-v2", 2, 2)
+    # val-split repair items, then val natural tasks at turn 0 and the last turn: each against both
+    assert [(c["measure"], c["reference"]) for c in gate["comparisons"]] == [
+        (m, r) for m in ("repair_fix_rate", "natural_pass_turn0", "natural_pass_last") for r in ("base", "current")
+    ]
     assert steps["promote"]["promoted"] is gate["promote"] and steps["promote"]["reason"] == gate["reason"]
-    # the tiny model fixes nothing with any adapter: 0 vs 0 (interval [0, 0]) is shown not worse
+    # the tiny model fixes and solves nothing with any adapter: 0 vs 0 (interval [0, 0]) is shown not worse
     assert gate["promote"] and gate["reason"].startswith("shown not worse"), gate["reason"]
     current = read_current(registry.root)["tiny"]
     assert current["version"] == 2 and current["previous"] == 1 and "retrain" in current["reason"]
@@ -181,7 +184,7 @@ def test_adapters_gate_judges_a_hand_trained_version_and_promotes_only_when_aske
     gate = result["gate"]
     assert code == 0, err
     assert (gate["candidate"], gate["current"]) == ("tiny-v2", "tiny-v1")
-    assert [c["reference"] for c in gate["comparisons"]] == ["base", "current"] and gate["promote"]
+    assert [c["reference"] for c in gate["comparisons"]] == ["base", "current"] * 3 and gate["promote"]
     assert result["promote"] == {"promoted": False}
     assert read_current(registry.root)["tiny"]["version"] == 1  # judged, not promoted
     assert not {"tiny-v1", "tiny-v2"} & set(server.served_models(home["api"]))  # loaded for the gate only

@@ -1,0 +1,79 @@
+"""The gate's three measures end to end against the real sandbox, with litellm `mock_response`
+models of known behaviour instead of a server: a candidate as good as the base and the current
+adapter everywhere passes; one that only loses on natural tasks (repair fix rate unchanged) is
+refused on turn-0 and last-turn Pass@1; a model that goes down makes the decision unreliable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from assistant.serving.chat import ChatClient
+from assistant.settings import BootstrapSection, EvalSection, LoopSettings
+from assistant.store.trajectory_db import Store
+from tests.assistant.sample_problems import add_problem
+from tests.trainer.trainer_fakes import inc_problem
+from trainer.release.gate import MEASURES, Arm, compare, gate_table
+from trainer.repair.items import RepairItem
+from trainer.train_settings import GateSettings, NaturalGateSettings
+
+pytestmark = pytest.mark.docker
+INC, ADD = inc_problem(), add_problem()
+RIGHT = {INC.id: "def inc(x):\n    return x + 1", ADD.id: "def add(a, b):\n    return a + b"}
+WRONG = {INC.id: "def inc(x):\n    return x", ADD.id: "def add(a, b):\n    return a - b"}
+ITEMS = [RepairItem("inc#m0", INC, "def inc(x):\n    return x - 1\n")]
+PROBLEMS = [INC, ADD]
+SETTINGS = GateSettings(turns=1, natural=NaturalGateSettings(turns=2), bootstrap=200, concurrency=2)
+ES = EvalSection(bootstrap=BootstrapSection(resamples=200))
+LOOP = LoopSettings(max_tokens=64)
+Policy = Callable[[str, bool], str]  # (problem id, is a repair session) -> program
+
+
+def right(pid: str, repair: bool) -> str:
+    return RIGHT[pid]
+
+
+def wrong_unless_repairing(pid: str, repair: bool) -> str:
+    return RIGHT[pid] if repair else WRONG[pid]
+
+
+class Behaving(ChatClient):
+    def __init__(self, name: str, policy: Policy, down: bool = False) -> None:
+        super().__init__("openai/mock", display_name=name, retries=0, timeout_s=30)
+        self.policy, self.down = policy, down
+
+    def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        if self.down:
+            return {"mock_response": Exception("the model is down")}
+        pid = next(p.id for p in PROBLEMS if p.statement in messages[1]["content"])
+        repair = len(messages) > 2 and "return x - 1" in messages[2]["content"]  # the buggy program as turn 0
+        return {"mock_response": f"Here.\n\n```python\n{self.policy(pid, repair)}\n```\n"}
+
+
+def run(sandbox: Any, candidate: Behaving) -> dict[str, Any]:
+    refs = [Arm("base", Behaving("base", right)), Arm("current", Behaving("current", right), "current")]
+    with Store.open() as store:
+        report = compare(ITEMS, PROBLEMS, refs, Arm("candidate", candidate, "cand"), sandbox, store, SETTINGS, LOOP, ES)
+    return report.to_dict()
+
+
+def test_every_measure_against_every_reference(cobalt_home: Path, sandbox: Any) -> None:
+    same = run(sandbox, Behaving("same", right))
+    assert (same["items"], same["tasks"], same["natural_tasks"], same["natural_turns"]) == (1, 1, 2, 2)
+    keys = [(c["measure"], c["reference"]) for c in same["comparisons"]]
+    assert keys == [(m, r) for m in MEASURES for r in ("base", "current")]
+    assert all((c["a"], c["b"], c["lo"], c["hi"]) == (1.0, 1.0, 0.0, 0.0) for c in same["comparisons"])
+    assert same["promote"] and same["reason"].startswith("shown not worse") and not same["incomplete"]
+    assert gate_table(same).count("| yes |") == 6
+
+    worse = run(sandbox, Behaving("worse", wrong_unless_repairing))
+    rates = {(c["measure"], c["reference"]): (c["b"], c["lo"]) for c in worse["comparisons"]}
+    assert rates[("repair_fix_rate", "base")] == (1.0, 0.0)  # the seeded repairs alone would pass it
+    assert rates[("natural_pass_turn0", "base")] == (0.0, -1.0) and rates[("natural_pass_last", "current")][1] == -1.0
+    assert not worse["promote"] and "natural_pass_turn0 vs base" in worse["reason"] and "too low" in worse["reason"]
+    assert gate_table(worse).count("| NO |") == 4
+
+    down = run(sandbox, Behaving("down", right, down=True))
+    assert not down["promote"] and down["reason"].startswith("unreliable:") and down["incomplete"]
