@@ -74,7 +74,8 @@ def _user(
         else f"Here is `{view.target}`:"
     )
     parts += [shown, f"```python\n{render(view.source, spans, detail) if spans else view.source}```"]
-    parts.append(prompt_catalog().debug_format(edit_format))
+    focus = f"`{spans[0].qualname}`" if spans else "the failing code"
+    parts.append(prompt_catalog().debug_format(edit_format).replace("`{focus}`", focus))
     return "\n\n".join(parts)
 
 

@@ -228,6 +228,7 @@ def test_an_edit_that_does_not_help_is_undone_and_the_failing_tests_code_is_show
     cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = calc_project(tmp_path / "double", DOUBLE, DOUBLE_TESTS)
+    monkeypatch.setenv("COBALT__DEBUG__TEST_LINES", "15")
     client = ScriptedClient([answer("def double(a):\n    return mul(a, 2) + 0"), answer(MUL_FIXED)])
     use_model(monkeypatch, client)
     assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--json"]) == 0
@@ -235,6 +236,7 @@ def test_an_edit_that_does_not_help_is_undone_and_the_failing_tests_code_is_show
     assert result["passed"] and len(result["turns"]) == 2
     first, second = (call["messages"][1]["content"] for call in client.calls)
     assert "`mul` (lines 1-2), `double` (lines 5-6)" in first  # ranked by the tests' calls: mul first
+    assert "The bug is most likely in `mul`." in first
     assert (
         "The failing test's code (it is right; do not change it):\n"
         "```python\ndef test_mul():\n    assert mul(2, 3) == 6\n```" in first
