@@ -1,25 +1,29 @@
 """The dataset's mix: the own and synthetic parts are selected on their own, combined under a
 ratio and caps, every row carries its origin and meta.json the counts per part; `dataset build`
 from the real SQLite store turns the model's own failed turns (natural:train and HumanEval train
-sessions) into repair prompts and refuses natural val and test sessions."""
+sessions) into repair prompts and refuses natural val and test sessions; `cobalt collect
+natural:train --temperature 1.0` (a scripted model) feeds it."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from assistant.cli import main
 from assistant.loop import prompts
-from assistant.problems.natural import natural_problems
+from assistant.problems.natural import natural_problems, read_sources
 from assistant.problems.resolve import load_problems
 from assistant.problems.sources import humaneval_problem
 from assistant.problems.splits import select, split_ids
 from assistant.settings_loader import load_settings
 from assistant.store.trajectory import SessionRecord
 from assistant.store.trajectory_db import Store
+from tests.assistant.cli.test_cli_solve import use_model
+from tests.assistant.loop_fakes import ScriptedClient, answer
 from tests.trainer.trainer_fakes import add_problem, session, sum_problem
 from trainer.data.dataset import BuildStats
 from trainer.data.dataset_files import read_meta, read_rows
@@ -143,3 +147,45 @@ def test_build_from_the_store_takes_natural_train_and_refuses_val_and_test(
     assert mix["rows"]["train"] == {OWN: 6, SYNTHETIC: 1}  # 2 first-turn + 2 x 2 partial; 1 partial
     assert mix["parts"][OWN]["sessions"] == 3 and mix["parts"][SYNTHETIC]["sessions"] == 1
     assert mix["settings"]["synthetic_render"] == "served" and printed["mix"] == mix
+
+
+class _NaturalClient(ScriptedClient):
+    """Wrong on the first turn of every natural problem, the reference after feedback."""
+
+    def __init__(self) -> None:
+        super().__init__([], name="natural-oracle")
+        self.references = {f"natural/{s.id}": s for s in read_sources()}
+
+    def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        for pid, src in self.references.items():
+            if src.statement.strip() in messages[1]["content"]:
+                if len(messages) > 2:
+                    return {"mock_response": answer(src.reference)}
+                wrong = f"def {src.entry_point}(*args):\n    return None" if src.signature else "print(0)"
+                return {"mock_response": answer(wrong)}
+        raise AssertionError("not a natural problem")
+
+
+@pytest.mark.docker
+def test_collect_natural_train_at_temperature_one_then_build(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The commands of docs/method.md "The model's own mistakes", with a scripted model."""
+    use_model(monkeypatch, _NaturalClient())
+    collect = ["collect", "natural:train", "--limit", "2", "--samples", "2", "--turns", "2", "--temperature", "1.0"]
+    assert main([*collect, "--json"]) == 0
+    assert main(["collect", "natural:val", "--samples", "1"]) == 1  # --split train: val holds none of it
+    capsys.readouterr()
+    with Store.open() as store:
+        made = store.sessions(source="collect", with_turns=True)
+    train_ids = {p.id for p in load_problems("natural:train")}
+    assert len(made) == 4 and {s.problem_id for s in made} <= train_ids
+    assert all(t.temperature == 1.0 for s in made for t in s.turns)
+    out = tmp_path / "ds"
+    argv = ["dataset", "build", "--model", "tiny", "--profile", "test", "--no-perturb", "--out", str(out), "--json"]
+    assert main(argv) == 0
+    rows = read_rows(out, "train")
+    repair = [r for r in rows if r["context_turns"] == 1]
+    assert {r["task_id"] for r in repair} == {s.problem_id for s in made} and all(r["origin"] == OWN for r in repair)
+    assert all("return None" in r["prompt"][-2]["content"] or "print(0)" in r["prompt"][-2]["content"] for r in repair)
+    assert read_meta(out)["mix"]["rows"]["train"] == {OWN: len(rows)}
