@@ -26,6 +26,29 @@ TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
 _BOOTSTRAP = BootstrapSection()  # the evaluation's bootstrap defaults, which the gate's follow
 
 
+class MixSettings(Section):
+    """The `dataset.mix:` section: the training prompts' two parts (trainer.data.mix), `own`
+    (the served model's own sessions: every source but `synthetic`) and `synthetic` (`cobalt
+    dataset synthesize`), each selected on its own, then combined."""
+
+    synthetic_share: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="The synthetic part's share of the training prompts: the part in excess is down-sampled "
+        "(seeded) to it; null keeps both parts whole. Not applied when a part has no prompts.",
+    )
+    max_own: int | None = Field(None, ge=0, description="Training prompts of the own part at most (null: no cap).")
+    max_synthetic: int | None = Field(
+        None, ge=0, description="Training prompts of the synthetic part at most (null: no cap)."
+    )
+    synthetic_render: Literal["served", "canonical", "any"] = Field(
+        "served",
+        description="Synthetic sessions of this rendering only (configs/repair.yaml curriculum.render; "
+        "sessions without one are `canonical`); `any` takes both.",
+    )
+
+
 class DatasetSettings(Section):
     k: int = Field(4, description="Max-variance down-sampling keeps at most this many trajectories per task.")
     max_context_turns: int = Field(3, description="Partial prompts are built after 1..this many earlier attempts.")
@@ -45,6 +68,7 @@ class DatasetSettings(Section):
         description="`train`: sessions on HumanEval's test and val tasks are left out "
         "(trainer.data.heldout); `all` keeps them.",
     )
+    mix: MixSettings = Field(default_factory=MixSettings, description="The own and synthetic parts of the prompts.")
 
 
 class RewardSettings(Section):

@@ -24,6 +24,7 @@ from trainer.eval.evaluate import load_benchmark
 from trainer.repair.curriculum import synthesize
 from trainer.repair.pins import PIN_FILE, pin_humaneval
 from trainer.repair.repair_settings import repair_settings
+from trainer.repair.served_form import RENDERS
 from trainer.train_settings import load_train_settings
 
 if TYPE_CHECKING:
@@ -51,6 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         actions, "synthesize", run_synthesize, "store synthetic repair sessions (mutants of train-split tasks)"
     )
     syn.add_argument("--per-task", type=int, help="mutants per task (default: configs/repair.yaml curriculum.per_task)")
+    syn.add_argument(
+        "--render",
+        choices=RENDERS,
+        help="how the programs are written (default: configs/repair.yaml curriculum.render): served "
+        "(no docstrings or comments, like the served model's replies) or canonical (the mutant as is)",
+    )
     syn.add_argument("--json", action="store_true", help="print one JSON object")
     pin = add_action(
         actions,
@@ -110,6 +117,11 @@ def run(args: argparse.Namespace, config: Settings) -> int:
     width = max(len(k) for k in built.stats)
     for name, count in built.stats.items():
         print(f"{name:<{width}}  {count}")
+    rows = (built.mix or {}).get("rows", {})
+    for split in ("train", "validation"):
+        print(
+            f"{split} prompts by origin: " + (", ".join(f"{k} {v}" for k, v in rows.get(split, {}).items()) or "none")
+        )
     print(f"wrote {built.train_rows} training and {built.validation_rows} validation prompts to {out}")
     return 0
 
@@ -126,6 +138,7 @@ def run_synthesize(args: argparse.Namespace, config: Settings) -> int:
                 repair.curriculum_params(args.per_task),
                 rule=config.eval.split,
                 concurrency=repair.curriculum.concurrency,
+                render=args.render or repair.curriculum.render,
                 progress=progress,
             )
     finally:

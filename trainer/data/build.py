@@ -1,4 +1,5 @@
-"""Build the bandit dataset from sessions: select prompts (`trainer.data.dataset`), drop
+"""Build the bandit dataset from sessions: select prompts (`trainer.data.dataset`, per part of
+the own/synthetic mix: `trainer.data.mix`), drop
 over-long prompts with the policy tokenizer, perturb a fraction of the contexts in the
 sandbox (`trainer.data.context`), and write the files (`trainer.data.dataset_files`).
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -21,7 +23,8 @@ from assistant.serving import models
 from assistant.settings import LoopSettings, PathsSettings
 from assistant.store.trajectory import SessionRecord
 from trainer.data import context, dataset_files
-from trainer.data.dataset import FILTER_ORDER, BuildStats, PartialPrompt, select
+from trainer.data.dataset import FILTER_ORDER, BuildStats, PartialPrompt
+from trainer.data.mix import select_mix
 from trainer.train_settings import TrainSettings
 
 
@@ -45,6 +48,7 @@ class BuiltDataset:
     train_rows: int
     validation_rows: int
     validation_problems: list[Problem]
+    mix: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -53,6 +57,7 @@ class BuiltDataset:
             "train": self.train_rows,
             "validation": self.validation_rows,
             "counts": self.stats,
+            "mix": self.mix,
         }
 
 
@@ -68,6 +73,10 @@ def _rows(
             continue
         rows.append(item.row(split, n))
     return rows
+
+
+def _origins(rows: list[dict[str, Any]]) -> dict[str, int]:
+    return dict(sorted(Counter(r["origin"] for r in rows).items()))
 
 
 def build(
@@ -88,7 +97,9 @@ def build(
     for name in FILTER_ORDER:
         stats.counts.setdefault(name, 0)
     style = prompts.style_for(loop)
-    chosen = select(sessions, k=ds.k, max_context=ds.max_context_turns, stats=stats, style=style)
+    chosen, mix = select_mix(
+        sessions, ds.mix, k=ds.k, max_context=ds.max_context_turns, seed=ds.seed, stats=stats, style=style
+    )
     progress(f"selected {len(chosen.train)} training prompts from {stats.counts['tasks']} tasks")
     if perturb and ds.perturb_fraction > 0 and sandbox is not None:
         plans = context.choose(chosen.train, ds.perturb_fraction, random.Random(ds.seed), stats)
@@ -100,6 +111,7 @@ def build(
     stats.counts["train_prompts"] = len(train)
     stats.counts["validation_prompts"] = len(validation)
     stats.counts["validation_tasks"] = len(chosen.validation_problems)
+    mix_meta = {**mix.to_dict(), "rows": {"train": _origins(train), "validation": _origins(validation)}}
     meta = dataset_files.write(
         out,
         train,
@@ -109,8 +121,11 @@ def build(
             "counts": {k: stats.counts[k] for k in FILTER_ORDER},
             "settings": {"dataset": ds.model_dump(), "profile": settings.profile},
             "prompt": {"answer_format": style.answer_format_name, "feedback_wording": style.feedback_wording_name},
+            "mix": mix_meta,
             "created_at": time.time(),
             **(extra_meta or {}),
         },
     )
-    return BuiltDataset(out, meta["counts"], meta["data_hash"], len(train), len(validation), chosen.validation_problems)
+    return BuiltDataset(
+        out, meta["counts"], meta["data_hash"], len(train), len(validation), chosen.validation_problems, mix_meta
+    )

@@ -124,6 +124,8 @@ class PartialPrompt:
     file each turn, not from a history); `problem.starter_code` is then the file before that turn."""
     edit_format: str = ""
     """How a debug turn's reply edits the file (assistant.debug.edits); empty: the reply is a program."""
+    origin: str = ""
+    """The part of the mix the prompt comes from (`trainer.data.mix`: `own` or `synthetic`)."""
 
     def history(self) -> list[tuple[str, str]]:
         texts = self.feedback_override or [t.feedback for t in self.turns]
@@ -153,6 +155,7 @@ class PartialPrompt:
             "split": split,
             "prompt_tokens": int(tokens or 0),
             "edit_format": self.edit_format,
+            "origin": self.origin,
         }
 
 
@@ -173,6 +176,7 @@ FILTER_ORDER = (
     "sessions",
     "sessions_without_turns",
     "sessions_unusable",
+    "sessions_other_render",
     "turns_tampered",
     "tasks",
     "tasks_too_easy",
@@ -186,6 +190,8 @@ FILTER_ORDER = (
     "prompts_stopped_all_passed",
     "prompts_tampered_context",
     "prompts_duplicate",
+    "prompts_mix_capped",
+    "prompts_mix_share",
     "prompts_too_long",
     "prompts_perturbed",
     "perturb_not_possible",

@@ -40,6 +40,9 @@ def render_markdown(run: Any, status: str) -> str:
             "|---|---|",
         ]
         lines += [f"| {k} | {v} |" for k, v in (data.get("counts") or {}).items()]
+        origins = ((data.get("mix") or {}).get("rows") or {}).get("train") or {}
+        if origins:
+            lines += ["", "Training prompts by origin: " + ", ".join(f"{k} {v}" for k, v in origins.items())]
     train = steps.get("train") or {}
     metrics = train.get("metrics") or {}
     if metrics:

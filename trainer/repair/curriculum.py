@@ -10,7 +10,13 @@ mutant's pass rate); `trainer.data.dataset` builds no prompt after the canonical
 Mutants come from `trainer.repair.items.build_items` with configs/repair.yaml
 `curriculum:` (more per task than the benchmark's pins, the same seeded order, so they
 include the train split's pinned items). Only the train split: the test split's mutants
-are never trained on. Rerunning adds only the items not stored yet.
+are never trained on. Rerunning adds only the items not stored yet in that rendering.
+
+`render` (configs/repair.yaml `curriculum.render`, `trainer.repair.served_form`): `served`
+(the default) writes both programs as the served model writes its replies (no docstrings, no
+comments, one python block) before they are graded, so the feedback's line numbers are those of
+the program shown; `canonical` stores the mutant as it is (the sessions stored before issue 25,
+which have no `render` in their meta).
 """
 
 from __future__ import annotations
@@ -26,18 +32,30 @@ from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord, new_sess
 from assistant.store.trajectory_db import Store
 from trainer.repair.items import MutateParams, RepairItem, build_items, humaneval_sources
 from trainer.repair.repair_session import RepairSession
+from trainer.repair.served_form import render_program
 
 SOURCE = "synthetic"
 MODEL = "synthetic-mutant"
 AUTHOR = "synthetic"
 
 
-def session_of(item: RepairItem, fixed: str, sandbox: Runner, loop: LoopSettings) -> SessionRecord:
-    """The two-turn session (mutant, then `fixed`) of one item, graded in the sandbox."""
+CANONICAL = "canonical"
+
+
+def render_of(record: SessionRecord) -> str:
+    """How a stored synthetic session's programs are written (`canonical` when it does not say)."""
+    return str((record.meta or {}).get("render", CANONICAL))
+
+
+def session_of(
+    item: RepairItem, fixed: str, sandbox: Runner, loop: LoopSettings, render: str = CANONICAL
+) -> SessionRecord:
+    """The two-turn session (mutant, then `fixed`) of one item, each program written as
+    `render` says, graded in the sandbox."""
     session = RepairSession(item.problem, None, sandbox, loop, source=SOURCE)  # type: ignore[arg-type]
     start = time.time()
-    session.scripted(item.buggy_program, author=AUTHOR)
-    session.scripted(fixed, author=AUTHOR)
+    session.scripted(render_program(item.buggy_program, render), author=AUTHOR)
+    session.scripted(render_program(fixed, render), author=AUTHOR)
     return SessionRecord(
         id=session.id or new_session_id(),
         problem_id=item.task,
@@ -47,7 +65,7 @@ def session_of(item: RepairItem, fixed: str, sandbox: Runner, loop: LoopSettings
         status=PASSED if session.passed else UNSOLVED,
         started_at=start,
         ended_at=time.time(),
-        meta={"item": item.id, "mutation": item.mutation},
+        meta={"item": item.id, "mutation": item.mutation, "render": render},
         turns=session.turns,
         turn_count=len(session.turns),
         problem=item.problem,
@@ -63,15 +81,16 @@ def synthesize(
     rule: Rule | None = None,
     concurrency: int = 4,
     limit: int | None = None,
+    render: str = "served",
     progress: Callable[[str], None] = lambda _: None,
 ) -> Counter:
     """Build the train split's mutants (of its first `limit` tasks) and store a session for
-    each new one; returns counts."""
+    each one not stored yet in `render`; returns counts."""
     sources = humaneval_sources("train", rule)[:limit]
     progress(f"checking mutants of {len(sources)} train-split tasks in the sandbox")
     items, log = build_items(sources, sandbox, params)
     fixed = {p.id: program for p, program in sources}
-    stored = {s.meta.get("item") for s in store.sessions(source=SOURCE)}
+    stored = {s.meta.get("item") for s in store.sessions(source=SOURCE) if render_of(s) == render}
     todo = [i for i in items if i.id not in stored]
     counts = Counter(
         items=len(items),
@@ -81,7 +100,7 @@ def synthesize(
     )
     progress(f"{len(items)} mutants, {len(todo)} new: grading their sessions")
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        for record in pool.map(lambda i: session_of(i, fixed[i.task], sandbox, loop), todo):
+        for record in pool.map(lambda i: session_of(i, fixed[i.task], sandbox, loop, render), todo):
             if record.status == PASSED and not record.turns[0].passed_public:
                 store.insert_session(record)
                 counts["stored"] += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -51,6 +51,12 @@ class CurriculumSection(Section):
     per_task: int = Field(6, ge=1, description="Mutants per task.")
     max_candidates: int = Field(24, ge=1, description="Candidates tried per task at most.")
     concurrency: int = Field(4, ge=1, description="Sessions graded at once.")
+    render: Literal["served", "canonical"] = Field(
+        "served",
+        description="How a synthetic turn's program is written: `served` like the served model's replies "
+        "(no docstrings, no comments; trainer.repair.served_form), `canonical` as the mutant is "
+        "(the sessions stored before issue 25).",
+    )
 
 
 class BenchmarkSection(Section):

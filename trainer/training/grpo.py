@@ -264,6 +264,7 @@ def train(
         "data_hash": data_meta["data_hash"],
         "dataset": str(Path(dataset).resolve()),  # `adapters export` copies it from there
         "dataset_counts": data_meta.get("counts"),
+        "dataset_mix": data_meta.get("mix"),  # training prompts per part (own, synthetic), trainer.data.mix
         "parent_version": getattr(parent, "version", None),
         "parent_name": getattr(parent, "name", None),
         "config": {

@@ -35,7 +35,10 @@ def _sessions() -> tuple[list, dict[str, str]]:
     p = {k: humaneval_problem(rows[v]) for k, v in pick.items()}
     made = [
         session(p["train"], [0.0, 1.0], "train-collect"),
-        session(p["train"], [0.0, 1.0], "train-synthetic", source="synthetic"),
+        # written like a served reply (configs/train.yaml dataset.mix.synthetic_render: served)
+        dataclasses.replace(
+            session(p["train"], [0.0, 1.0], "train-synthetic", source="synthetic"), meta={"render": "served"}
+        ),
         session(p["train"], [0.0, 1.0], "train-eval", source="eval"),
         session(p["test"], [0.0, 1.0], "test-collect"),
         session(p["test"], [0.0, 1.0], "test-cli", source="cli"),

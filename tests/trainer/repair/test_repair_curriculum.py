@@ -1,7 +1,8 @@
 """The synthetic curriculum in the real sandbox: two-turn sessions (mutant, canonical) of
 train-split tasks stored with source `synthetic`, a rerun adds nothing, and the dataset
 builder makes from each exactly the repair prompt (the mutant and its feedback, prev = the
-mutant's pass rate), none after the canonical turn."""
+mutant's pass rate), none after the canonical turn; `served` sessions hold programs without
+docstrings or comments in served-form replies, and the builder takes the configured rendering."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from assistant.loop import prompts
 from assistant.problems.splits import heldout_ids
 from assistant.settings import LoopSettings, SplitSection
 from assistant.store.trajectory_db import Store
-from trainer.data.dataset import select
+from trainer.data.dataset import BuildStats, select
+from trainer.data.mix import select_mix
 from trainer.data.session_source import sessions_from_store
-from trainer.repair.curriculum import AUTHOR, MODEL, SOURCE, synthesize
+from trainer.repair.curriculum import AUTHOR, MODEL, SOURCE, render_of, synthesize
 from trainer.repair.items import MutateParams
+from trainer.repair.served_form import doc_key, served_program, served_reply
+from trainer.train_settings import MixSettings
 
 
 def test_synthetic_sessions_and_their_prompts(cobalt_home: Any, sandbox: Any) -> None:
@@ -39,3 +43,30 @@ def test_synthetic_sessions_and_their_prompts(cobalt_home: Any, sandbox: Any) ->
         mutant = by_session[p.session_id].turns[0]
         assert p.turns[0].program == mutant.program and p.prev_best < 1.0
         assert prompts.feedback_of(p.messages()[-1]["content"]) == mutant.feedback
+
+
+def test_served_sessions_are_written_like_served_replies(cobalt_home: Any, sandbox: Any) -> None:
+    params = MutateParams(per_task=1, max_candidates=8)
+    with Store.open() as store:
+        served = synthesize(store, sandbox, LoopSettings(), params, limit=2, render="served")
+        canonical = synthesize(store, sandbox, LoopSettings(), params, limit=2, render="canonical")
+        # the same items once per rendering; a rerun adds nothing
+        assert canonical["already_stored"] == 0 and canonical["stored"] == served["stored"] >= 2
+        assert synthesize(store, sandbox, LoopSettings(), params, limit=2, render="served")["stored"] == 0
+        sessions = [s for s in sessions_from_store(store) if s.source == SOURCE]
+    by_render = {r: [s for s in sessions if render_of(s) == r] for r in ("served", "canonical")}
+    assert len(by_render["served"]) == len(by_render["canonical"]) == served["stored"]
+    for s in by_render["served"]:
+        mutant, fixed = s.turns
+        assert served_program(mutant.program) == mutant.program and not mutant.passed_public
+        assert mutant.reply == served_reply(mutant.program) and fixed.passed_hidden
+    twin = {s.meta["item"]: s for s in by_render["canonical"]}
+    for s in by_render["served"]:
+        assert doc_key(s.turns[0].program) == doc_key(twin[s.meta["item"]].turns[0].program)
+    # the builder takes only the configured rendering (configs/train.yaml dataset.mix.synthetic_render)
+    stats = BuildStats()
+    chosen, report = select_mix(sessions, MixSettings(), stats=stats)
+    assert stats.counts["sessions_other_render"] == len(by_render["canonical"])
+    contexts = [p for p in chosen.train if p.turns]
+    assert contexts and all(p.origin == "synthetic" and '"""' not in p.turns[0].reply for p in contexts)
+    assert report.to_dict()["parts"]["synthetic"]["sessions"] == len(by_render["served"])
