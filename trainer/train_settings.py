@@ -129,6 +129,18 @@ class LauncherSettings(Section):
     args: list[str] = Field([], description="More `accelerate launch` arguments, e.g. [--config_file, zero2.yaml].")
 
 
+class SharedPrefixSettings(Section):
+    loss: bool = Field(
+        True, description="In the loss, one forward of each prompt shared by its G completions (with gradients)."
+    )
+    generation: bool = Field(True, description="In generation, prefill each prompt once for its G completions.")
+    skip_zero_spread: bool = Field(
+        True,
+        description="No loss forward or backward for completions of advantage 0 when that changes nothing "
+        "(beta 0, no entropy bonus): a group whose rewards have no spread costs no backward.",
+    )
+
+
 class TrainSettings(Section):
     """Everything the trainer reads, for one profile."""
 
@@ -152,6 +164,10 @@ class TrainSettings(Section):
         True, description="Ban the policy's triple-quote tokens in completions, as the server does."
     )
     launcher: LauncherSettings = Field(default_factory=LauncherSettings, description="The training processes.")
+    shared_prefix: SharedPrefixSettings = Field(
+        default_factory=SharedPrefixSettings,
+        description="Faster steps, same objective (trainer/training/shared_prefix.py).",
+    )
     raw: dict[str, Any] = Field({}, description="The merged mapping these settings were read from.")
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,6 +181,7 @@ SECTIONS: dict[str, type[Section]] = {
     "gate": GateSettings,
     "nightly": NightlySettings,
     "launcher": LauncherSettings,
+    "shared_prefix": SharedPrefixSettings,
 }
 
 

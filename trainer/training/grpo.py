@@ -37,6 +37,7 @@ from trainer.train_settings import TrainSettings
 from trainer.training.budget import time_budget
 from trainer.training.fence_stop import stop_generation_at_fence
 from trainer.training.reward import SandboxReward
+from trainer.training.shared_prefix import share_prefill_in_generation, trainer_class
 
 ADAPTER_META = "cobalt-adapter.json"
 Progress = Callable[[str], None]
@@ -182,15 +183,15 @@ def make_trainer(
     rollout_func: Any = None,
 ) -> Any:
     """A GRPOTrainer on the policy (a new LoRA, or the parent adapter made trainable), with
-    the transformers log printer removed (stdout stays clean for --json)."""
+    the transformers log printer removed (stdout stays clean for --json), the shared-prefix
+    paths switched as `settings.shared_prefix` says and the step timers on."""
     from transformers import AutoTokenizer, PrinterCallback
-    from trl import GRPOTrainer
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     policy = load_policy(model_path, Path(parent.path) if parent is not None else None, bool(args.bf16))
-    trainer = GRPOTrainer(
+    trainer = trainer_class()(
         model=policy,
         reward_funcs=reward_funcs,
         args=args,
@@ -200,6 +201,9 @@ def make_trainer(
         peft_config=None if parent is not None else lora_config(settings),
     )
     trainer.remove_callback(PrinterCallback)
+    trainer.shared = settings.shared_prefix
+    if settings.shared_prefix.generation:
+        share_prefill_in_generation(trainer.model)  # before the fence stop, which wraps it
     if settings.stop_at_fence:
         stop_generation_at_fence(
             trainer.model, tokenizer, RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times)
