@@ -2,7 +2,7 @@
 log-probs, the loss and the LoRA gradients agree (left-padded prompts, ragged completions,
 rows of a group not adjacent); completions of zero advantage cost no forward and change
 neither loss nor gradients; a batch of only those trains nothing without NaN; generation with
-one prefill per prompt gives the same greedy completions."""
+one prefill per prompt gives the same greedy completions, and the same sampled ones for a seed."""
 
 from __future__ import annotations
 
@@ -249,8 +249,8 @@ def test_with_a_kl_term_zero_advantage_rows_are_kept(test_config: Any, tmp_path:
 def test_generation_with_one_prefill_per_prompt_is_trls(trainer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
-    trainer.generation_config.do_sample = False
-    trainer.generation_config.max_new_tokens = 12
+    monkeypatch.setattr(trainer.generation_config, "do_sample", False)
+    monkeypatch.setattr(trainer.generation_config, "max_new_tokens", 12)
     monkeypatch.setattr(trainer, "eos_token_ids", [-1])  # no EOS: every row runs all 12 tokens
     prompts = [[5, 9, 11, 40, 7, 3, 88]] * 3 + [[17, 260, 31]] * 3
     standard, _ = trainer._generate_single_turn(prompts, None, {}, 3)
@@ -269,3 +269,23 @@ def test_generation_with_one_prefill_per_prompt_is_trls(trainer: Any, monkeypatc
     assert shared == standard and len(shared[0]) == 12
     assert calls[0] == torch.Size([2, 6])  # the 2 distinct prompts, all tokens but the last
     assert calls[1] == torch.Size([6, 1])  # then each row from its last prompt token
+
+
+def test_sampled_completions_with_one_prefill_per_prompt_are_trls_for_the_same_seed(
+    trainer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    monkeypatch.setattr(trainer.generation_config, "max_new_tokens", 24)
+    monkeypatch.setattr(trainer, "eos_token_ids", [-1])
+    prompts = [[5, 9, 11, 40, 7, 3, 88]] * 4 + [[17, 260, 31]] * 4
+    torch.manual_seed(3)
+    standard, _ = trainer._generate_single_turn(prompts, None, {}, 4)
+    share_prefill_in_generation(trainer.model)
+    try:
+        torch.manual_seed(3)
+        shared, _ = trainer._generate_single_turn(prompts, None, {}, 4)
+    finally:
+        trainer.model.generate = trainer.model.generate.args[0]
+        trainer.model._cobalt_shared_prefill = False
+    assert shared == standard and len({tuple(c) for c in shared}) > 2  # sampled, not all alike
