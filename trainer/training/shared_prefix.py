@@ -3,8 +3,8 @@ forward passes, and completions with zero advantage spend no loss forward or bac
 
 - Loss (`shared_prefix_logps`): for each group of rows with the same prompt, one forward of
   the prompt's real tokens but the last (batch 1, with gradients when the caller has them);
-  its keys and values are repeated to the G rows (`reorder_cache`, an `index_select`, so the
-  gradients of all G completions flow back into that one prompt forward), then the G rows run
+  its keys and values are expanded to the G rows (so the gradients of all G completions flow
+  back into that one prompt forward, also under gradient checkpointing), then the G rows run
   [last prompt token, completion] on that cache through TRL's fused LM head, so the logit of
   completion token 0 comes from the prompt's last position as in TRL's path. Used for the
   policy, old and reference log-probs (TRL calls the same method for all three). Positions are
@@ -17,10 +17,14 @@ forward passes, and completions with zero advantage spend no loss forward or bac
 - Zero spread (`SharedPrefixMixin._compute_loss`): rows whose advantage is exactly 0 have a
   gradient of exactly 0 when beta is 0 (no KL term), no entropy bonus or entropy quantile mask,
   no aux loss; they are left out of the loss batch and the loss is rescaled to TRL's
-  normalisation, so loss and gradient are unchanged. A batch with nothing left gives a zero
-  loss joined to the trainable weights (zero gradients, as TRL's path gives).
-- Timing: each optimizer step's wall seconds in generation, reward, no-grad log-probs, loss
-  forward and backward go into the logged metrics (`time/*`, so metrics.jsonl).
+  normalisation, so loss and gradient are unchanged (the logged entropy and clip ratios are
+  then those of the kept rows). A batch with nothing left gives a zero loss joined to the
+  trainable weights (zero gradients, as TRL's path gives). Rows and groups left out per step go
+  into the metrics (`zero_spread/*`).
+- Timing: each optimizer step's wall seconds in generation, reward, no-grad log-probs (old and
+  reference), preparing the batch (all of those), loss forward and backward, and the whole
+  training step (the optimizer's update aside) go into the logged metrics (`time/*_s`, so
+  metrics.jsonl).
 
 `trainer_class()` is TRL's `GRPOTrainer` with the mixin; with every switch off
 (`configs/train.yaml` `shared_prefix:`) it is TRL's path plus the timers. The loss path needs
