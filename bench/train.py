@@ -13,6 +13,13 @@
    `--register` its adapter is registered as a new version (never promoted), so it can be
    evaluated against the base model with `cobalt eval --adapter vN`.
 
+3. With `--paths standard,shared`: the same bandit dataset trained with TRL's standard step
+   and with the shared-prefix step (`trainer.training.shared_prefix`: one prompt forward per
+   group, one prefill per prompt, no loss pass for zero-spread groups), one after the other in
+   this process, same seed and steps; prints prompts per hour of wall time and per CPU-hour
+   (this process and its children; the sandbox containers are not counted), the time split of
+   the steps, and the ratio shared / standard. Replaces part 1 in that run.
+
 `--json` prints one JSON object. Nothing is promoted.
 """
 
@@ -36,7 +43,7 @@ from trainer.data import build
 from trainer.data.session_source import sessions_from_store
 from trainer.eval.evaluate import load_benchmark
 from trainer.release.registry import Registry
-from trainer.train_settings import load_train_settings
+from trainer.train_settings import SharedPrefixSettings, TrainSettings, load_train_settings
 from trainer.training import grpo
 from trainer.training.rollout import MultiTurnRollout, trajectory_reward
 
@@ -44,6 +51,10 @@ if TYPE_CHECKING:
     from assistant.settings import EvalSection, LoopSettings, PathsSettings, Settings
 
 TARGET = 0.5
+PATHS = {
+    "standard": SharedPrefixSettings(loss=False, generation=False, skip_zero_spread=False),  # TRL's step
+    "shared": SharedPrefixSettings(loss=True, generation=True, skip_zero_spread=True),
+}
 
 HELP = "seconds per example: bandit GRPO vs multi-turn online GRPO"
 
@@ -62,6 +73,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--real-steps", type=int, default=10, help="steps of the real training")
     parser.add_argument("--register", action="store_true", help="register the real training's adapter (not promoted)")
     parser.add_argument("--skip-compare", action="store_true", help="only the real training")
+    parser.add_argument(
+        "--paths",
+        type=_paths,
+        help="compare training steps instead of bandit vs baseline: comma-separated of " + ", ".join(PATHS),
+    )
+    parser.add_argument("--prompts-per-step", type=int, default=1, help="prompts per step (batch = this x G)")
+
+
+def _paths(value: str) -> list[str]:
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [n for n in names if n not in PATHS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown path(s) {', '.join(unknown) or value!r}; known: {', '.join(PATHS)}")
+    return names
 
 
 def _say(message: str) -> None:
@@ -91,12 +116,69 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     g = args.generations
     return {
         "num_generations": g,
-        "per_device_train_batch_size": g,
+        "per_device_train_batch_size": g * max(1, getattr(args, "prompts_per_step", 1)),
         "gradient_accumulation_steps": 1,
         "max_completion_length": args.max_completion_length,
         "save_strategy": "no",
         "logging_steps": 1,
     }
+
+
+def build_dataset(
+    paths: PathsSettings,
+    loop: LoopSettings,
+    settings: Any,
+    model: str,
+    sessions: list[Any],
+    sandbox: Any,
+    out: Path,
+    perturb: bool = False,
+) -> Any:
+    """The bandit dataset of `sessions` built into `out`."""
+    tokenizer = build.load_tokenizer(model, paths)
+    return build.build(
+        sessions, out, settings, tokenizer=tokenizer, sandbox=sandbox, loop=loop, perturb=perturb, progress=_say
+    )
+
+
+def train_side(
+    paths: PathsSettings,
+    settings: Any,
+    model: str,
+    dataset: Path,
+    sandbox: Any,
+    out: Path,
+    args: argparse.Namespace,
+    steps: int,
+) -> tuple[dict[str, Any], Any]:
+    """GRPO on `dataset` for `steps` steps into `out`: its cost and reward curve."""
+    result = grpo.train(
+        settings,
+        model=model,
+        dataset=dataset,
+        out=out,
+        paths=paths,
+        sandbox=sandbox,
+        max_steps=steps,
+        progress=_say,
+        **_overrides(args),
+    )
+    m = result.meta["metrics"]
+    examples = steps * args.generations * max(1, args.prompts_per_step)
+    return {
+        "seconds_per_example": m["wall_s"] / examples,
+        "wall_s": m["wall_s"],
+        "cpu_s": m["cpu_s"],
+        "examples": examples,
+        "generations": examples,
+        "prompts_trained": m["prompts"],
+        "time_split": m["time_split"],
+        "zero_spread_groups_dropped": m["zero_spread_groups_dropped"],
+        "reward_curve": m["reward_curve"],
+        "first_reward": m["first_reward"],
+        "last_reward": m["last_reward"],
+        "sandbox": m["sandbox"],
+    }, result
 
 
 def bandit_side(
@@ -111,41 +193,37 @@ def bandit_side(
     steps: int,
     perturb: bool = False,
 ) -> tuple[dict[str, Any], Any]:
-    tokenizer = build.load_tokenizer(model, paths)
-    built = build.build(
-        sessions,
-        work / "dataset",
-        settings,
-        tokenizer=tokenizer,
-        sandbox=sandbox,
-        loop=loop,
-        perturb=perturb,
-        progress=_say,
-    )
-    result = grpo.train(
-        settings,
-        model=model,
-        dataset=work / "dataset",
-        out=work / "bandit",
-        paths=paths,
-        sandbox=sandbox,
-        max_steps=steps,
-        progress=_say,
-        **_overrides(args),
-    )
-    m = result.meta["metrics"]
-    examples = steps * args.generations
-    return {
-        "seconds_per_example": m["wall_s"] / examples,
-        "wall_s": m["wall_s"],
-        "examples": examples,
-        "generations": examples,
-        "prompts": built.train_rows,
-        "reward_curve": m["reward_curve"],
-        "first_reward": m["first_reward"],
-        "last_reward": m["last_reward"],
-        "sandbox": m["sandbox"],
-    }, result
+    built = build_dataset(paths, loop, settings, model, sessions, sandbox, work / "dataset", perturb)
+    side, result = train_side(paths, settings, model, work / "dataset", sandbox, work / "bandit", args, steps)
+    return {**side, "prompts": built.train_rows}, result
+
+
+def paths_side(
+    paths: PathsSettings,
+    loop: LoopSettings,
+    settings: TrainSettings,
+    model: str,
+    sessions: list[Any],
+    sandbox: Any,
+    work: Path,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """Each of `args.paths` trained on the same dataset, its prompts per hour and CPU-hour."""
+    built = build_dataset(paths, loop, settings, model, sessions, sandbox, work / "dataset")
+    out: dict[str, Any] = {"dataset_prompts": built.train_rows}
+    for name in args.paths:
+        _say(f"{name} step: {args.steps} steps x {args.prompts_per_step} prompts x {args.generations} completions")
+        chosen = settings.model_copy(update={"shared_prefix": PATHS[name]})
+        side, _ = train_side(paths, chosen, model, work / "dataset", sandbox, work / name, args, args.steps)
+        prompts = side["prompts_trained"]
+        side["prompts_per_hour"] = round(prompts * 3600 / side["wall_s"], 2) if side["wall_s"] else None
+        side["prompts_per_cpu_hour"] = round(prompts * 3600 / side["cpu_s"], 2) if side["cpu_s"] else None
+        out[name] = side
+    if "standard" in out and "shared" in out:
+        for key in ("prompts_per_hour", "prompts_per_cpu_hour"):
+            new, old = out["shared"][key], out["standard"][key]
+            out[f"ratio_{key}"] = round(new / old, 3) if new and old else None
+    return out
 
 
 def baseline_side(
@@ -184,7 +262,7 @@ def baseline_side(
     trainer.train()
     wall = time.monotonic() - started
     rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
-    examples = args.steps * args.generations
+    examples = args.steps * args.generations * max(1, args.prompts_per_step)
     return {
         "seconds_per_example": wall / examples,
         "wall_s": round(wall, 1),
@@ -207,6 +285,7 @@ def main(args: argparse.Namespace, config: Settings) -> int:
         "generations": args.generations,
         "turns": args.turns,
         "max_completion_length": args.max_completion_length,
+        "prompts_per_step": args.prompts_per_step,
         "profile": settings.profile,
     }
     with open_store(config) as store:
@@ -216,7 +295,9 @@ def main(args: argparse.Namespace, config: Settings) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="cobalt-bench-train-") as tmp:
             work = Path(tmp)
-            if not args.skip_compare:
+            if args.paths:
+                out["paths"] = paths_side(paths, loop, settings, model, sessions, sandbox, work / "p", args)
+            elif not args.skip_compare:
                 _say(f"Cobalt (bandit): {args.steps} steps x {args.generations} single-step completions")
                 out["cobalt"], _ = bandit_side(
                     paths, loop, settings, model, sessions, sandbox, work / "c", args, args.steps
@@ -243,6 +324,8 @@ def main(args: argparse.Namespace, config: Settings) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
+    if "paths" in out:
+        _print_paths(out["paths"], args.paths)
     if "ratio" in out:
         c, b = out["cobalt"], out["baseline"]
         print(f"{'':<28}{'s/example':>10}{'examples':>10}{'generations':>13}")
@@ -267,3 +350,25 @@ def main(args: argparse.Namespace, config: Settings) -> int:
                 f"evaluate it with `cobalt eval --adapter v{r['registered']['version']}`"
             )
     return 0
+
+
+def _print_paths(report: dict[str, Any], names: list[str]) -> None:
+    parts = ["generate", "reward", "logps_no_grad", "loss_forward", "loss_backward"]
+    print(
+        f"{'step':<10}{'prompts':>8}{'wall s':>9}{'CPU s':>9}{'prompts/h':>11}{'prompts/CPU-h':>15}"
+        + "".join(f"{p + ' s':>16}" for p in parts)
+    )
+    for name in names:
+        r = report[name]
+        split = r["time_split"]
+        print(
+            f"{name:<10}{r['prompts_trained']:>8}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}"
+            f"{r['prompts_per_hour'] or 0:>11.1f}{r['prompts_per_cpu_hour'] or 0:>15.1f}"
+            + "".join(f"{split.get(p + '_s', 0.0):>16.1f}" for p in parts)
+        )
+    if "ratio_prompts_per_cpu_hour" in report:
+        print(
+            f"shared / standard: prompts per hour x{report['ratio_prompts_per_hour']}, "
+            f"per CPU-hour x{report['ratio_prompts_per_cpu_hour']} "
+            f"(zero-spread groups left out: {report['shared']['zero_spread_groups_dropped']})"
+        )

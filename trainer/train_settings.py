@@ -214,6 +214,18 @@ class ShipSettings(Section):
     )
 
 
+class SharedPrefixSettings(Section):
+    loss: bool = Field(
+        True, description="In the loss, one forward of each prompt shared by its G completions (with gradients)."
+    )
+    generation: bool = Field(True, description="In generation, prefill each prompt once for its G completions.")
+    skip_zero_spread: bool = Field(
+        True,
+        description="No loss forward or backward for completions of advantage 0 when that changes nothing "
+        "(beta 0, no entropy bonus): a group whose rewards have no spread costs no backward.",
+    )
+
+
 class TrainSettings(Section):
     """Everything the trainer reads, for one profile."""
 
@@ -238,6 +250,10 @@ class TrainSettings(Section):
     )
     launcher: LauncherSettings = Field(default_factory=LauncherSettings, description="The training processes.")
     ship: ShipSettings = Field(default_factory=ShipSettings, description="Exported and shipped adapters.")
+    shared_prefix: SharedPrefixSettings = Field(
+        default_factory=SharedPrefixSettings,
+        description="Faster steps, same objective (trainer/training/shared_prefix.py).",
+    )
     raw: dict[str, Any] = Field({}, description="The merged mapping these settings were read from.")
 
     def to_dict(self) -> dict[str, Any]:
@@ -252,6 +268,7 @@ SECTIONS: dict[str, type[Section]] = {
     "nightly": NightlySettings,
     "launcher": LauncherSettings,
     "ship": ShipSettings,
+    "shared_prefix": SharedPrefixSettings,
 }
 
 

@@ -6,7 +6,9 @@ Layout of one training directory:
     checkpoints/checkpoint-<step>/   Trainer checkpoints (adapter, optimizer, RNG, state);
                                      a rerun resumes from the last complete one
     metrics.jsonl                    one line per logged step: reward, reward_std, loss, kl,
-                                     sandbox faults, seconds (the reward curve)
+                                     sandbox faults, seconds (the reward curve), the step's
+                                     time split (time/generate_s, time/reward_s, ...) and the
+                                     groups left out for zero spread
     adapter/                         the final adapter + `cobalt-adapter.json` metadata
                                      (base model, data hash, config, metrics, parent version)
 
@@ -37,6 +39,7 @@ from trainer.train_settings import TrainSettings
 from trainer.training.budget import time_budget
 from trainer.training.fence_stop import stop_generation_at_fence
 from trainer.training.reward import SandboxReward
+from trainer.training.shared_prefix import share_prefill_in_generation, trainer_class
 
 ADAPTER_META = "cobalt-adapter.json"
 Progress = Callable[[str], None]
@@ -124,8 +127,19 @@ class MetricsLog:
         self.progress(
             f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
             f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
-            f"{row['elapsed_s']:.0f} s · faults dropped {row['sandbox_faults_dropped']}"
+            f"{row['elapsed_s']:.0f} s · faults dropped {row['sandbox_faults_dropped']}{_split(row)}"
         )
+
+
+def _split(row: dict[str, Any]) -> str:
+    """The step's time split for the progress line ('' without the timers)."""
+    if "time/step_s" not in row:
+        return ""
+    loss = row.get("time/loss_forward_s", 0.0) + row.get("time/loss_backward_s", 0.0)
+    return (
+        f" · generate {row.get('time/generate_s', 0.0):.0f} s, reward {row.get('time/reward_s', 0.0):.0f} s, "
+        f"loss {loss:.0f} s of {row['time/step_s']:.0f} s"
+    )
 
 
 def read_metrics(out: Path) -> list[dict[str, Any]]:
@@ -142,10 +156,25 @@ class TrainResult:
     resumed_from: str | None = None
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process (all its threads) and of its waited-for children."""
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def _summary(
-    rows: list[dict[str, Any]], totals: dict[str, int], wall_s: float, samples: int, steps_here: int
+    rows: list[dict[str, Any]],
+    totals: dict[str, int],
+    wall_s: float,
+    samples: int,
+    steps_here: int,
+    cpu_s: float = 0.0,
+    prompts: int = 0,
 ) -> dict[str, Any]:
     rewards = [r["reward"] for r in rows]
+    split = sorted({k for r in rows for k in r if k.startswith("time/")})
     third = max(1, len(rewards) // 3)
     return {
         "steps": rows[-1]["step"] if rows else 0,
@@ -157,6 +186,11 @@ def _summary(
         "wall_s": round(wall_s, 1),
         "seconds_per_sample": round(wall_s / samples, 3) if samples else None,
         "seconds_per_step": round(wall_s / steps_here, 1) if steps_here else None,
+        "cpu_s": round(cpu_s, 1),
+        "prompts": prompts,
+        # seconds of each part of the steps, summed (trainer.training.shared_prefix timers)
+        "time_split": {k.removeprefix("time/"): round(sum(r.get(k, 0.0) for r in rows), 2) for k in split},
+        "zero_spread_groups_dropped": sum(int(r.get("zero_spread/groups_dropped", 0)) for r in rows),
     }
 
 
@@ -182,15 +216,15 @@ def make_trainer(
     rollout_func: Any = None,
 ) -> Any:
     """A GRPOTrainer on the policy (a new LoRA, or the parent adapter made trainable), with
-    the transformers log printer removed (stdout stays clean for --json)."""
+    the transformers log printer removed (stdout stays clean for --json), the shared-prefix
+    paths switched as `settings.shared_prefix` says and the step timers on."""
     from transformers import AutoTokenizer, PrinterCallback
-    from trl import GRPOTrainer
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     policy = load_policy(model_path, Path(parent.path) if parent is not None else None, bool(args.bf16))
-    trainer = GRPOTrainer(
+    trainer = trainer_class()(
         model=policy,
         reward_funcs=reward_funcs,
         args=args,
@@ -200,6 +234,9 @@ def make_trainer(
         peft_config=None if parent is not None else lora_config(settings),
     )
     trainer.remove_callback(PrinterCallback)
+    trainer.shared = settings.shared_prefix
+    if settings.shared_prefix.generation:
+        share_prefill_in_generation(trainer.model)  # before the fence stop, which wraps it
     if settings.stop_at_fence:
         stop_generation_at_fence(
             trainer.model, tokenizer, RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times)
@@ -246,9 +283,9 @@ def train(
     resume = last_checkpoint(out / "checkpoints")
     if resume is not None:
         progress(f"resuming training from {resume.name}")
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), _cpu_seconds()
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    wall = time.monotonic() - started
+    wall, cpu = time.monotonic() - started, _cpu_seconds() - cpu_started
     rows = read_metrics(out) if is_main else log.rows
     first_step = int(resume.name.split("-")[-1]) if resume else 0
     steps_here = trainer.state.global_step - first_step
@@ -276,7 +313,9 @@ def train(
             "max_minutes": settings.max_minutes,
         },
         "stopped_by_budget_at": getattr(budget, "stopped_at", None),
-        "metrics": _summary(rows, reward.totals, wall, samples, steps_here),
+        "metrics": _summary(
+            rows, reward.totals, wall, samples, steps_here, cpu, samples // max(1, int(args.num_generations))
+        ),
         "resumed_from": resume.name if resume else None,
         "created_at": time.time(),
         "versions": _versions(),

@@ -1,0 +1,60 @@
+"""`cobalt bench train --paths standard,shared` on the tiny model: the same bandit dataset
+trained with TRL's standard step and with the shared-prefix step, each reporting prompts per
+hour and per CPU-hour, the time split of its steps, and their ratio."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from assistant.cli import main
+from assistant.loop.recorder import record
+from assistant.loop.session import Session
+from assistant.settings_loader import load_settings
+from assistant.store.trajectory_db import Store
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def test_bench_train_compares_the_standard_and_the_shared_step(
+    cobalt_home: Path, tmp_path: Path, sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    problems = [sum_problem(), add_problem()]
+    tasks = tmp_path / "tasks.yaml"
+    tasks.write_text(yaml.safe_dump([p.to_dict() for p in problems]))
+    cfg = load_settings()
+    with Store.open(cfg.paths) as store:
+        for problem, wrong, right in (
+            (problems[0], WRONG_SUM, RIGHT_SUM),
+            (problems[1], "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b"),
+        ):
+            client = ScriptedClient([answer(wrong), answer(right)], name="reference")
+            record(Session(problem, client, sandbox, cfg.loop.with_turns(3), source="collect"), store).run()
+    capsys.readouterr()
+    args = ["bench", "train", "--model", "tiny", "--tasks", str(tasks), "--split", "all", "--limit", "2"]
+    args += ["--steps", "2", "--generations", "2", "--prompts-per-step", "2", "--max-completion-length", "12"]
+    code = main([*args, "--profile", "test", "--paths", "standard,shared", "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    report = json.loads(out.out)
+    assert "cobalt" not in report and "baseline" not in report  # --paths replaces the bandit/baseline comparison
+    paths = report["paths"]
+    for name in ("standard", "shared"):
+        side = paths[name]
+        assert side["prompts_trained"] == 2 * 2 and len(side["reward_curve"]) == 2
+        assert side["wall_s"] > 0 and side["cpu_s"] > 0
+        assert side["prompts_per_cpu_hour"] == pytest.approx(4 * 3600 / side["cpu_s"], rel=1e-2)
+        split = side["time_split"]
+        assert {"generate_s", "reward_s", "loss_forward_s", "loss_backward_s", "step_s"} <= set(split)
+        assert split["generate_s"] > 0 and split["step_s"] >= split["generate_s"]
+    ratio = paths["shared"]["prompts_per_cpu_hour"] / paths["standard"]["prompts_per_cpu_hour"]
+    assert paths["ratio_prompts_per_cpu_hour"] == pytest.approx(ratio, rel=1e-2)
+
+    capsys.readouterr()
+    assert main([*args, "--steps", "1", "--profile", "test", "--paths", "shared"]) == 0
+    table = capsys.readouterr().out
+    assert "prompts/CPU-h" in table and table.splitlines()[1].startswith("shared")
