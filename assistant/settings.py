@@ -345,7 +345,9 @@ class DebugSettings(Section):
     max_spans: int = Field(3, ge=1, description="The most implicated functions or methods shown in full.")
     failure_chars: int = Field(1500, ge=200, description="The failing test's traceback is cut to this many characters.")
     test_lines: int = Field(
-        15, ge=0, description="The failing test's own code is shown up to this many lines (0: not)."
+        0,
+        ge=0,
+        description="The failing test's own code is shown up to this many lines (0: not; small models copy it).",
     )
     context_tokens: int | None = Field(None, ge=256, description="The model's context (None: ask the server).")
     test_timeout_s: float = Field(120, gt=0, description="Seconds the project's whole test command may run.")

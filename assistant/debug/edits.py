@@ -88,6 +88,7 @@ def apply_functions(source: str, reply: str) -> EditResult:
     existing = spans(source)
     replacements: list[tuple[int, int, list[str], str]] = []  # (start, end, new lines, name), 1-based inclusive
     appended: list[str] = []
+    unchanged: list[str] = []  # functions the reply repeats as they are
     imports: list[str] = []
 
     def indent_of(line_no: int) -> str:
@@ -105,6 +106,7 @@ def apply_functions(source: str, reply: str) -> EditResult:
         if len(candidates) == 1:
             span = candidates[0]
             if textwrap.dedent("".join(lines[span.start - 1 : span.end])).strip() == textwrap.dedent(segment).strip():
+                unchanged.append(span.qualname)
                 return  # repeated unchanged
             replacements.append((span.start, span.end, _indented(segment, indent_of(span.start)), span.qualname))
         elif owner is None:
@@ -131,9 +133,13 @@ def apply_functions(source: str, reply: str) -> EditResult:
             if line not in {ln.strip() for ln in lines}:
                 imports.append(line + "\n")
     if not replacements:
-        added = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-        only_adds = f" (it only adds {', '.join(f'`{n}`' for n in added)}; fix the code that is there)" if added else ""
-        return EditResult(None, f"the reply changes no function or method of the file{only_adds}")
+        why = ""
+        if unchanged:
+            why = f" (it repeats {', '.join(f'`{n}`' for n in unchanged)} unchanged)"
+        elif appended:
+            added = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            why = f" (it only adds {', '.join(f'`{n}`' for n in added)}; fix the code that is there)"
+        return EditResult(None, f"the reply changes no function or method of the file{why}")
     replacements = list({(r[3], "".join(r[2])): r for r in replacements}.values())  # the same one twice: once
     names = [name for *_, name in replacements]
     if len(set(names)) != len(names):

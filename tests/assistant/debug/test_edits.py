@@ -65,6 +65,8 @@ def test_new_helpers_and_missing_imports_are_added() -> None:
 def test_functions_edit_errors_are_sentences() -> None:
     assert apply_reply(SOURCE, "no code here", FUNCTIONS).error.startswith("the reply holds no ```python block")
     assert "changes no function" in apply_reply(SOURCE, _reply("print(1)"), FUNCTIONS).error
+    same = apply_reply(SOURCE, _reply(SOURCE), FUNCTIONS).error
+    assert same.startswith("the reply changes no function or method of the file (it repeats `") and "unchanged" in same
     only_new = apply_reply(SOURCE, _reply("def test_mul():\n    assert mul(2, 3) == 6"), FUNCTIONS).error
     assert (
         only_new
