@@ -74,7 +74,11 @@ def _user(
         else f"Here is `{view.target}`:"
     )
     parts += [shown, f"```python\n{render(view.source, spans, detail) if spans else view.source}```"]
-    focus = f"`{spans[0].qualname}`" if spans else "the failing code"
+    focus = "the failing code"
+    if spans:
+        first = spans[0]
+        owner = first.qualname.rsplit(".", 1)[0] if first.kind == "method" else ""
+        focus = f"the method `{first.name}` of class `{owner}`" if owner else f"`{first.qualname}`"
     parts.append(prompt_catalog().debug_format(edit_format).replace("`{focus}`", focus))
     return "\n\n".join(parts)
 

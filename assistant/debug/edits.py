@@ -65,6 +65,22 @@ def _after_imports(source: str) -> int:
     return max((n.end_lineno or 0 for n in body if isinstance(n, (ast.Import, ast.ImportFrom))), default=0)
 
 
+DOTTED_DEF = re.compile(r"^(?P<head>(?:async\s+)?def\s+)(?P<owner>[A-Za-z_]\w*)\.(?P<name>[A-Za-z_]\w*)(?=\s*\()")
+
+
+def _dotted_defs(code: str) -> tuple[str, dict[int, str]]:
+    """`def Class.method(...)` at the top level (how a small model writes a method it was named by
+    its qualified name) as `def method(...)`, with its owner by line number."""
+    owners: dict[int, str] = {}
+    lines = code.splitlines()
+    for number, line in enumerate(lines, 1):
+        match = DOTTED_DEF.match(line)
+        if match:
+            owners[number] = match["owner"]
+            lines[number - 1] = match["head"] + match["name"] + line[match.end() :]
+    return "\n".join(lines), owners
+
+
 def _placeholder(node: ast.AST) -> bool:
     """A definition whose body is only `...` (and maybe a docstring): the outline's stand-in."""
     body = [n for n in getattr(node, "body", []) if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
@@ -77,11 +93,11 @@ def apply_functions(source: str, reply: str) -> EditResult:
     code = "\n\n".join(extract.python_blocks(reply)) or None
     if code is None:
         return EditResult(None, "the reply holds no ```python block with the changed functions")
+    code, owners = _dotted_defs(textwrap.dedent(code))
     try:
-        tree = ast.parse(textwrap.dedent(code))
+        tree = ast.parse(code)
     except SyntaxError as exc:
         return EditResult(None, f"the reply's code does not parse (line {exc.lineno}: {exc.msg})")
-    code = textwrap.dedent(code)
     lines = source.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
@@ -120,7 +136,7 @@ def apply_functions(source: str, reply: str) -> EditResult:
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            place(node.name, None, _segment(code, node), node)
+            place(node.name, owners.get(node.lineno), _segment(code, node), node)
         elif isinstance(node, ast.ClassDef):
             if not any(s.qualname == node.name for s in existing):
                 appended.append(_segment(code, node))

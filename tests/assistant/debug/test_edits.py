@@ -108,3 +108,10 @@ def test_search_replace_that_breaks_the_syntax_is_refused() -> None:
     reply = "<<<<<<< SEARCH\n    return a + b\n=======\n    return a * (b\n>>>>>>> REPLACE"
     result = apply_reply(SOURCE, reply, SEARCH_REPLACE)
     assert result.source is None and result.error.startswith("the edited file does not parse")
+
+
+def test_a_method_written_as_def_class_dot_name_replaces_that_method() -> None:
+    source = "class A:\n    def pop(self):\n        return 1\n\n\nclass B:\n    def pop(self):\n        return 2\n"
+    result = apply_reply(source, _reply("def B.pop(self):\n    return 3"), FUNCTIONS)
+    assert result.error is None and result.changed == ["B.pop"]
+    assert result.source == source.replace("return 2", "return 3")
