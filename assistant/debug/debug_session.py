@@ -67,6 +67,7 @@ class DebugSession(Session):
         self.budget = budget
         self.first_run = first_run
         self.meta.setdefault("edit_format", debug.edit_format)
+        self.meta.setdefault("baseline_pass_rate", first_run.pass_rate)  # the user's file (dataset build)
         self._shown: dict[int, list[str]] = {}  # turn -> the functions its prompt showed in full
 
     # --- the file as it stands ------------------------------------------------------

@@ -90,6 +90,7 @@ class Trajectory:
     turns: list[Turn]
     rates: list[float]
     source: str = ""
+    baseline: float | None = None  # a debug session: the user's file's pass rate before the first turn
 
     @property
     def d(self) -> float:
@@ -97,7 +98,9 @@ class Trajectory:
 
     @classmethod
     def of(cls, session: SessionRecord) -> "Trajectory":
-        return cls(session.id, list(session.turns), [turn_pass_rate(t) for t in session.turns], session.source)
+        baseline = (session.meta or {}).get("baseline_pass_rate")
+        rates = [turn_pass_rate(t) for t in session.turns]
+        return cls(session.id, list(session.turns), rates, session.source, baseline)
 
     @property
     def context_limit(self) -> int | None:
@@ -243,8 +246,9 @@ def debug_prompts(
     task: str, problem: Problem, traj: Trajectory, edit_format: str, first: int = 0
 ) -> list[PartialPrompt]:
     """A debug session's prompts from turn `first` on: each turn's stored messages, rewarded on the
-    file as it stood before that turn (the user's file, then the last edit that applied)."""
-    out, source = [], problem.starter_code
+    file that turn was shown: the user's file, then the best edit so far (more tests passing than
+    the file before it; a session stored without its baseline: the last edit that applied)."""
+    out, source, best = [], problem.starter_code, traj.baseline
     for k, turn in enumerate(traj.turns):
         if k >= first and turn.messages:
             state = dataclasses.replace(problem, starter_code=source)
@@ -261,7 +265,9 @@ def debug_prompts(
                     edit_format=edit_format,
                 )
             )
-        source = turn.program if turn.program is not None else source
+        if turn.program is not None and (best is None or traj.rates[k] > best):
+            source = turn.program
+            best = traj.rates[k] if best is not None else None
     return out
 
 

@@ -1,5 +1,5 @@
 """A stored `cobalt debug` session becomes bandit prompts like any other session: each turn's prompt
-is the messages the model saw, the file before that turn is what an edit applies to, and the
+is the messages the model saw, the file that turn was shown (the best so far) is what an edit applies to, and the
 reward runs the project's test command in the real sandbox (share of its tests that pass)."""
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def test_a_debug_session_gives_prompts_of_the_messages_it_saw_rewarded_by_the_te
     first, second = chosen.train  # the first turn's prompt, and the one after the failed edit
     assert first.messages() == client.calls[0]["messages"] and second.messages() == client.calls[1]["messages"]
     assert first.problem.starter_code == BROKEN and first.prev_best == 0.0
-    assert second.problem.starter_code == BROKEN.replace("a + b", "a - b")  # the file the second edit changes
+    assert second.problem.starter_code == BROKEN  # a - b passes no more tests (1 of 3): undone, as the model saw
+    assert record.meta["baseline_pass_rate"] == pytest.approx(1 / 3)
     assert second.prev_best == pytest.approx(1 / 3)  # mul(0, 0) passed with a - b
     row = second.row("train")
     assert row["edit_format"] == "functions" and row["prompt"] == client.calls[1]["messages"]
