@@ -146,7 +146,8 @@ class DebugSession(Session):
         return test_source(self.problem.project_dir, failure.test, self.debug.test_lines, line)
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
-        edited = apply_reply(self.current_source(), reply, self.debug.edit_format)
+        shown = tuple(self._shown.get(len(self.turns), ()))
+        edited = apply_reply(self.current_source(), reply, self.debug.edit_format, shown)
         return edited.source, edited.error or ""
 
     def feedback_for(self, public: RunResult) -> str:

@@ -88,8 +88,10 @@ def _placeholder(node: ast.AST) -> bool:
     return not body and any(n.value.value is Ellipsis for n in consts)  # type: ignore[attr-defined]
 
 
-def apply_functions(source: str, reply: str) -> EditResult:
-    """Replace each function or method the reply defines; add new ones and missing imports."""
+def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> EditResult:
+    """Replace each function or method the reply defines; add new ones and missing imports. A bare
+    `def name(` that several methods share goes to the one of them in `focus` (the functions the
+    prompt showed in full), if any."""
     code = "\n\n".join(extract.python_blocks(reply)) or None
     if code is None:
         return EditResult(None, "the reply holds no ```python block with the changed functions")
@@ -118,7 +120,8 @@ def apply_functions(source: str, reply: str) -> EditResult:
         if owner is not None:
             candidates = [s for s in candidates if s.qualname == f"{owner}.{name}"]
         elif len(candidates) > 1:
-            candidates = [s for s in candidates if s.kind == "function"] or candidates
+            shown = [s for s in candidates if s.qualname in focus][:1]  # a bare `def read(self` of the shown method
+            candidates = [s for s in candidates if s.kind == "function"] or shown or candidates
         if len(candidates) == 1:
             span = candidates[0]
             if textwrap.dedent("".join(lines[span.start - 1 : span.end])).strip() == textwrap.dedent(segment).strip():
@@ -217,8 +220,8 @@ def apply_search_replace(source: str, reply: str) -> EditResult:
     return _finish(source, changed)
 
 
-def apply_reply(source: str, reply: str, edit_format: str) -> EditResult:
-    """The file after the reply's edit, in `edit_format`."""
+def apply_reply(source: str, reply: str, edit_format: str, focus: tuple[str, ...] = ()) -> EditResult:
+    """The file after the reply's edit, in `edit_format` (`focus`: see `apply_functions`)."""
     if edit_format == SEARCH_REPLACE:
         return apply_search_replace(source, reply)
-    return apply_functions(source, reply)
+    return apply_functions(source, reply, focus)

@@ -115,3 +115,11 @@ def test_a_method_written_as_def_class_dot_name_replaces_that_method() -> None:
     result = apply_reply(source, _reply("def B.pop(self):\n    return 3"), FUNCTIONS)
     assert result.error is None and result.changed == ["B.pop"]
     assert result.source == source.replace("return 2", "return 3")
+
+
+def test_a_bare_def_shared_by_several_methods_goes_to_the_shown_one() -> None:
+    source = "class A:\n    def read(self):\n        return 1\n\n\nclass B:\n    def read(self):\n        return 2\n"
+    reply = _reply("def read(self):\n    return 3")
+    assert apply_reply(source, reply, FUNCTIONS).error.startswith("the reply changes no function")  # ambiguous
+    result = apply_reply(source, reply, FUNCTIONS, focus=("B.read",))
+    assert result.error is None and result.source == source.replace("return 2", "return 3")
