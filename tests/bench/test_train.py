@@ -21,9 +21,8 @@ from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, ad
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def test_bench_train_side_by_side_and_real(
-    cobalt_home: Path, tmp_path: Path, sandbox, capsys: pytest.CaptureFixture[str]
-) -> None:
+def stored_tasks(tmp_path: Path, sandbox: object) -> Path:
+    """Two tasks in a YAML file, each with one stored reference session (wrong, then right)."""
     problems = [sum_problem(), add_problem()]
     tasks = tmp_path / "tasks.yaml"
     tasks.write_text(yaml.safe_dump([p.to_dict() for p in problems]))
@@ -35,6 +34,14 @@ def test_bench_train_side_by_side_and_real(
         ):
             client = ScriptedClient([answer(wrong), answer(right)], name="reference")
             record(Session(problem, client, sandbox, cfg.loop.with_turns(3), source="collect"), store).run()
+    return tasks
+
+
+def test_bench_train_side_by_side_and_real(
+    cobalt_home: Path, tmp_path: Path, sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = stored_tasks(tmp_path, sandbox)
+    cfg = load_settings()
     capsys.readouterr()
     code = main(
         [

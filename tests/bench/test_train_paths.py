@@ -8,14 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from assistant.cli import main
-from assistant.loop.recorder import record
-from assistant.loop.session import Session
-from assistant.settings_loader import load_settings
-from assistant.store.trajectory_db import Store
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, add_problem, answer, sum_problem
+from tests.bench.test_train import stored_tasks
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -23,17 +18,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 def test_bench_train_compares_the_standard_and_the_shared_step(
     cobalt_home: Path, tmp_path: Path, sandbox, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    problems = [sum_problem(), add_problem()]
-    tasks = tmp_path / "tasks.yaml"
-    tasks.write_text(yaml.safe_dump([p.to_dict() for p in problems]))
-    cfg = load_settings()
-    with Store.open(cfg.paths) as store:
-        for problem, wrong, right in (
-            (problems[0], WRONG_SUM, RIGHT_SUM),
-            (problems[1], "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b"),
-        ):
-            client = ScriptedClient([answer(wrong), answer(right)], name="reference")
-            record(Session(problem, client, sandbox, cfg.loop.with_turns(3), source="collect"), store).run()
+    tasks = stored_tasks(tmp_path, sandbox)
     capsys.readouterr()
     args = ["bench", "train", "--model", "tiny", "--tasks", str(tasks), "--split", "all", "--limit", "2"]
     args += ["--steps", "2", "--generations", "2", "--prompts-per-step", "2", "--max-completion-length", "12"]
