@@ -24,6 +24,7 @@ from sandbox.harness.proc import CHILD_ENV
 
 PROJECT = "/work/project"
 PYTEST_ENV = {**CHILD_ENV, "PYTHONDONTWRITEBYTECODE": "1"}
+PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")  # cobalt_calls (-p cobalt_calls)
 
 
 def _inside(root: str, path: str) -> str:
@@ -126,7 +127,13 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
         f"-p no:cacheprovider --junitxml={report} -o junit_family=xunit1 --tb=short"  # frames: path:line: in f
         " -p cobalt_calls"
     )
-    env = dict(PYTEST_ENV, PYTEST_ADDOPTS=addopts, COBALT_CALLS_TARGET=header["target_file"], COBALT_CALLS_OUT=calls)
+    env = dict(
+        PYTEST_ENV,
+        PYTEST_ADDOPTS=addopts,
+        PYTHONPATH=PLUGINS,  # the image's site-packages has it too, for a command that sets its own PYTHONPATH
+        COBALT_CALLS_TARGET=header["target_file"],
+        COBALT_CALLS_OUT=calls,
+    )
     command = ["/bin/sh", "-c", header["test_command"]]
 
     def target() -> None:
