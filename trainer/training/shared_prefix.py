@@ -240,6 +240,14 @@ class SharedPrefixMixin:
             self._cobalt_times: dict[str, float] = defaultdict(float)
         self._cobalt_times[name] += time.perf_counter() - started
 
+    @contextlib.contextmanager
+    def _timing(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._timed(name, started)
+
     def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:
         started = time.perf_counter()
         before = dict(getattr(self, "_cobalt_times", {}))
@@ -263,18 +271,12 @@ class SharedPrefixMixin:
                 self._timed("prepare", started)
 
     def _generate_single_turn(self, *args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
+        with self._timing("generate"):
             return super()._generate_single_turn(*args, **kwargs)  # type: ignore[misc]
-        finally:
-            self._timed("generate", started)
 
     def _calculate_rewards(self, *args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
+        with self._timing("reward"):
             return super()._calculate_rewards(*args, **kwargs)  # type: ignore[misc]
-        finally:
-            self._timed("reward", started)
 
     # -- loss path ---------------------------------------------------------------------------
     def _shared_loss_applies(self, input_ids: Any, logits_to_keep: int, extra: dict[str, Any]) -> bool:
