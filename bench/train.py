@@ -51,9 +51,13 @@ if TYPE_CHECKING:
     from assistant.settings import EvalSection, LoopSettings, PathsSettings, Settings
 
 TARGET = 0.5
-PATHS = {
-    "standard": SharedPrefixSettings(loss=False, generation=False, skip_zero_spread=False),  # TRL's step
-    "shared": SharedPrefixSettings(loss=True, generation=True, skip_zero_spread=True),
+_SHARED = SharedPrefixSettings(loss=True, generation=True, skip_zero_spread=True)
+PATHS: dict[str, tuple[SharedPrefixSettings, dict[str, Any]]] = {
+    "standard": (SharedPrefixSettings(loss=False, generation=False, skip_zero_spread=False), {"bf16": False}),  # TRL
+    "shared": (_SHARED, {"bf16": False}),
+    # the shared step with the frozen base model in bfloat16 (LoRA weights stay float32, as
+    # PEFT keeps them): half the bytes read per decoded token; not bit-equal to float32
+    "shared-bf16": (_SHARED, {"bf16": True}),
 }
 
 HELP = "seconds per example: bandit GRPO vs multi-turn online GRPO"
@@ -150,6 +154,7 @@ def train_side(
     out: Path,
     args: argparse.Namespace,
     steps: int,
+    grpo_extra: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], Any]:
     """GRPO on `dataset` for `steps` steps into `out`: its cost and reward curve."""
     result = grpo.train(
@@ -162,6 +167,7 @@ def train_side(
         max_steps=steps,
         progress=_say,
         **_overrides(args),
+        **(grpo_extra or {}),
     )
     m = result.meta["metrics"]
     examples = steps * args.generations * max(1, args.prompts_per_step)
@@ -178,6 +184,7 @@ def train_side(
         "first_reward": m["first_reward"],
         "last_reward": m["last_reward"],
         "sandbox": m["sandbox"],
+        "base_dtype": result.meta.get("base_dtype"),
     }, result
 
 
@@ -213,16 +220,19 @@ def paths_side(
     out: dict[str, Any] = {"dataset_prompts": built.train_rows}
     for name in args.paths:
         _say(f"{name} step: {args.steps} steps x {args.prompts_per_step} prompts x {args.generations} completions")
-        chosen = settings.model_copy(update={"shared_prefix": PATHS[name]})
-        side, _ = train_side(paths, chosen, model, work / "dataset", sandbox, work / name, args, args.steps)
+        shared_prefix, grpo_extra = PATHS[name]
+        chosen = settings.model_copy(update={"shared_prefix": shared_prefix})
+        side, _ = train_side(paths, chosen, model, work / "dataset", sandbox, work / name, args, args.steps, grpo_extra)
         prompts = side["prompts_trained"]
         side["prompts_per_hour"] = round(prompts * 3600 / side["wall_s"], 2) if side["wall_s"] else None
         side["prompts_per_cpu_hour"] = round(prompts * 3600 / side["cpu_s"], 2) if side["cpu_s"] else None
         out[name] = side
-    if "standard" in out and "shared" in out:
-        for key in ("prompts_per_hour", "prompts_per_cpu_hour"):
-            new, old = out["shared"][key], out["standard"][key]
-            out[f"ratio_{key}"] = round(new / old, 3) if new and old else None
+    if "standard" in out:
+        for name in (n for n in args.paths if n != "standard"):
+            suffix = "" if name == "shared" else "_" + name.replace("-", "_")
+            for key in ("prompts_per_hour", "prompts_per_cpu_hour"):
+                new, old = out[name][key], out["standard"][key]
+                out[f"ratio_{key}{suffix}"] = round(new / old, 3) if new and old else None
     return out
 
 
@@ -355,20 +365,21 @@ def main(args: argparse.Namespace, config: Settings) -> int:
 def _print_paths(report: dict[str, Any], names: list[str]) -> None:
     parts = ["generate", "reward", "logps_no_grad", "loss_forward", "loss_backward"]
     print(
-        f"{'step':<10}{'prompts':>8}{'wall s':>9}{'CPU s':>9}{'prompts/h':>11}{'prompts/CPU-h':>15}"
+        f"{'step':<12}{'prompts':>8}{'wall s':>9}{'CPU s':>9}{'prompts/h':>11}{'prompts/CPU-h':>15}"
         + "".join(f"{p + ' s':>16}" for p in parts)
     )
     for name in names:
         r = report[name]
         split = r["time_split"]
         print(
-            f"{name:<10}{r['prompts_trained']:>8}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}"
+            f"{name:<12}{r['prompts_trained']:>8}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}"
             f"{r['prompts_per_hour'] or 0:>11.1f}{r['prompts_per_cpu_hour'] or 0:>15.1f}"
             + "".join(f"{split.get(p + '_s', 0.0):>16.1f}" for p in parts)
         )
-    if "ratio_prompts_per_cpu_hour" in report:
+    for name in (n for n in names if n != "standard" and "standard" in report):
+        suffix = "" if name == "shared" else "_" + name.replace("-", "_")
         print(
-            f"shared / standard: prompts per hour x{report['ratio_prompts_per_hour']}, "
-            f"per CPU-hour x{report['ratio_prompts_per_cpu_hour']} "
-            f"(zero-spread groups left out: {report['shared']['zero_spread_groups_dropped']})"
+            f"{name} / standard: prompts per hour x{report['ratio_prompts_per_hour' + suffix]}, "
+            f"per CPU-hour x{report['ratio_prompts_per_cpu_hour' + suffix]} "
+            f"(zero-spread groups left out: {report[name]['zero_spread_groups_dropped']})"
         )

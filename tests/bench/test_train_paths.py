@@ -1,4 +1,4 @@
-"""`cobalt bench train --paths standard,shared` on the tiny model: the same bandit dataset
+"""`cobalt bench train --paths standard,shared,shared-bf16` on the tiny model: the same bandit dataset
 trained with TRL's standard step and with the shared-prefix step, each reporting prompts per
 hour and per CPU-hour, the time split of its steps, and their ratio."""
 
@@ -22,14 +22,15 @@ def test_bench_train_compares_the_standard_and_the_shared_step(
     capsys.readouterr()
     args = ["bench", "train", "--model", "tiny", "--tasks", str(tasks), "--split", "all", "--limit", "2"]
     args += ["--steps", "2", "--generations", "2", "--prompts-per-step", "2", "--max-completion-length", "12"]
-    code = main([*args, "--profile", "test", "--paths", "standard,shared", "--json"])
+    code = main([*args, "--profile", "test", "--paths", "standard,shared,shared-bf16", "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     report = json.loads(out.out)
     assert "cobalt" not in report and "baseline" not in report  # --paths replaces the bandit/baseline comparison
     paths = report["paths"]
-    for name in ("standard", "shared"):
+    for name in ("standard", "shared", "shared-bf16"):
         side = paths[name]
+        assert side["base_dtype"] == ("bfloat16" if name == "shared-bf16" else "float32")
         assert side["prompts_trained"] == 2 * 2 and len(side["reward_curve"]) == 2
         assert side["wall_s"] > 0 and side["cpu_s"] > 0
         assert side["prompts_per_cpu_hour"] == pytest.approx(4 * 3600 / side["cpu_s"], rel=1e-2)
@@ -38,6 +39,8 @@ def test_bench_train_compares_the_standard_and_the_shared_step(
         assert split["generate_s"] > 0 and split["step_s"] >= split["generate_s"]
     ratio = paths["shared"]["prompts_per_cpu_hour"] / paths["standard"]["prompts_per_cpu_hour"]
     assert paths["ratio_prompts_per_cpu_hour"] == pytest.approx(ratio, rel=1e-2)
+    ratio = paths["shared-bf16"]["prompts_per_cpu_hour"] / paths["standard"]["prompts_per_cpu_hour"]
+    assert paths["ratio_prompts_per_cpu_hour_shared_bf16"] == pytest.approx(ratio, rel=1e-2)
 
     capsys.readouterr()
     assert main([*args, "--steps", "1", "--profile", "test", "--paths", "shared"]) == 0

@@ -48,10 +48,12 @@ def test_overrides_and_errors(tmp_path: Path) -> None:
 
 def test_cpu_recipe(tmp_path: Path) -> None:
     """Issue 12 item 5: constant learning rate, LoRA on every linear projection, completions
-    long enough for the answer format, more than one prompt per step."""
+    long enough for the answer format, more than one prompt per step; the base model in bf16."""
     settings = load_train_settings(TrainSection(), "cpu-small")
     args = grpo_config(settings, tmp_path)
     assert args.lr_scheduler_type == "constant" and args.max_completion_length >= 512
+    # the frozen base in bfloat16; without CUDA `use_cpu` is set, or transformers refuses bf16
+    assert args.bf16 is True and args.use_cpu is True
     assert args.per_device_train_batch_size * args.gradient_accumulation_steps // args.num_generations >= 2
     assert set(lora_config(settings).target_modules) == {
         "q_proj",

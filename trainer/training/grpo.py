@@ -71,7 +71,15 @@ def grpo_config(settings: TrainSettings, out: Path, max_steps: int | None = None
         output_dir=str(out / "checkpoints"), remove_unused_columns=False, disable_tqdm=True, save_only_model=False
     )
     values.setdefault("report_to", [])
+    if values.get("bf16") and "use_cpu" not in values and not _cuda_available():
+        values["use_cpu"] = True  # transformers refuses bf16 without a GPU unless told to use the CPU
     return GRPOConfig(**values)
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def generation_kwargs(settings: TrainSettings, model_path: Path, given: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -312,6 +320,7 @@ def train(
             "max_steps": args.max_steps,
             "max_minutes": settings.max_minutes,
         },
+        "base_dtype": str(trainer.model.get_input_embeddings().weight.dtype).removeprefix("torch."),
         "stopped_by_budget_at": getattr(budget, "stopped_at", None),
         "metrics": _summary(
             rows, reward.totals, wall, samples, steps_here, cpu, samples // max(1, int(args.num_generations))
