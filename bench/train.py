@@ -229,11 +229,15 @@ def paths_side(
         out[name] = side
     if "standard" in out:
         for name in (n for n in args.paths if n != "standard"):
-            suffix = "" if name == "shared" else "_" + name.replace("-", "_")
             for key in ("prompts_per_hour", "prompts_per_cpu_hour"):
                 new, old = out[name][key], out["standard"][key]
-                out[f"ratio_{key}{suffix}"] = round(new / old, 3) if new and old else None
+                out[_ratio_key(key, name)] = round(new / old, 3) if new and old else None
     return out
+
+
+def _ratio_key(key: str, name: str) -> str:
+    """The report key of `name`'s ratio to the standard step (`shared` keeps the unsuffixed key)."""
+    return f"ratio_{key}" + ("" if name == "shared" else "_" + name.replace("-", "_"))
 
 
 def baseline_side(
@@ -377,9 +381,8 @@ def _print_paths(report: dict[str, Any], names: list[str]) -> None:
             + "".join(f"{split.get(p + '_s', 0.0):>16.1f}" for p in parts)
         )
     for name in (n for n in names if n != "standard" and "standard" in report):
-        suffix = "" if name == "shared" else "_" + name.replace("-", "_")
         print(
-            f"{name} / standard: prompts per hour x{report['ratio_prompts_per_hour' + suffix]}, "
-            f"per CPU-hour x{report['ratio_prompts_per_cpu_hour' + suffix]} "
+            f"{name} / standard: prompts per hour x{report[_ratio_key('prompts_per_hour', name)]}, "
+            f"per CPU-hour x{report[_ratio_key('prompts_per_cpu_hour', name)]} "
             f"(zero-spread groups left out: {report[name]['zero_spread_groups_dropped']})"
         )
