@@ -38,6 +38,15 @@ def _library_loggers_on_the_session_stream() -> None:
     hf_logging.get_verbosity()
 
 
+@pytest.fixture(autouse=True)
+def _no_shipped_adapter(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test serves the committed adapter by accident: before the default adapter is served,
+    `trainer.release.shipped.before_serve` would import it into the test's fresh home and merge it
+    into qwen-coder (minutes per test, and its progress lines on stderr). Tests of that hook name
+    their own ship directory."""
+    monkeypatch.setenv("COBALT__TRAIN__SHIP__DIR", str(tmp_path_factory.getbasetemp() / "no-shipped-adapters"))
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -70,6 +70,8 @@ def test_nested_env_override_and_file_layers(tmp_path: Path, monkeypatch: pytest
 
     config = tmp_path / "cobalt.yaml"
     config.write_text("sandbox:\n  limits:\n    memory_mb: 256\n    timeout_s: 3\ntrain:\n  gate:\n    samples: 5\n")
+    for name in [n for n in os.environ if n.upper().startswith("COBALT__")]:
+        monkeypatch.delenv(name)  # e.g. the suite's empty ship directory
     monkeypatch.setenv("COBALT__SANDBOX__LIMITS__TIMEOUT_S", "2.5")
     monkeypatch.setenv("COBALT__TRAIN__GRPO__MAX_STEPS", "7")
     settings = load_settings(config)
