@@ -46,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sample", type=int, default=0, help="N cases spread evenly over the file, every library in (0: all)"
     )
+    parser.add_argument(
+        "--candidates",
+        type=int,
+        default=None,
+        help="edit modes: edits per turn, the first greedy, the best by the tests kept (default: debug.candidates)",
+    )
     parser.add_argument("--model", default=None, help="model (default: config model.name)")
     parser.add_argument("--out", default=None, help="write every case's outcome to this JSON file")
 
@@ -65,8 +71,10 @@ def _overflowed(session: Session, context: int) -> bool:
     )
 
 
-def run_case(case: Case, mode: str, settings: Settings, client: Any, runner: LimitedRunner, turns: int) -> dict:
-    """One case in one mode on a fresh buggy copy; the outcome row."""
+def run_case(
+    case: Case, mode: str, settings: Settings, client: Any, runner: LimitedRunner, turns: int, candidates: int = 1
+) -> dict:
+    """One case in one mode on a fresh buggy copy; the outcome row (`candidates`: edits per turn)."""
     loop = settings.loop.model_copy(update={"turns": turns, "temperature": [0.0], "top_p": 1.0, "repeat_resamples": 0})
     with tempfile.TemporaryDirectory(prefix="cobalt-bench-debug-") as tmp:
         project = case.unpack(Path(tmp))
@@ -78,7 +86,7 @@ def run_case(case: Case, mode: str, settings: Settings, client: Any, runner: Lim
         if mode == "whole_file":
             session = Session(problem, client, runner, loop, source="bench", stream=False)
         else:
-            debug = settings.debug.model_copy(update={"edit_format": mode})
+            debug = settings.debug.model_copy(update={"edit_format": mode, "candidates": candidates})
             session = DebugSession(
                 problem, client, runner, loop, debug, budget_for(client, settings), before, source="bench", stream=False
             )
@@ -96,14 +104,21 @@ def run_case(case: Case, mode: str, settings: Settings, client: Any, runner: Lim
         "fixed": session.passed,
         "turns": len(session.turns),
         "wall_s": round(wall, 1),
-        "completion_tokens": [t.tokens for t in session.turns],
+        "completion_tokens": generated_tokens(session),
         "prompt_tokens": [sum(count(m["content"]) for m in t.messages) for t in session.turns],
         "overflow": _overflowed(session, context) or error is not None,
         "status": session.status,
         "error": error or session.error,
+        "candidates": session.meta.get("candidates", []),  # every edit's tests passed, per turn
         "replies": [t.reply for t in session.turns],  # what the model answered, for reading the failures
         "feedback": [t.feedback for t in session.turns],
     }
+
+
+def generated_tokens(session: Session) -> list[int]:
+    """Completion tokens per turn, of every candidate edit (only the kept one's are on the turn)."""
+    per_turn = {c["turn"]: c["completion_tokens"] for c in session.meta.get("candidates", [])}
+    return [per_turn.get(t.index, t.tokens) for t in session.turns]
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> dict[str, float | None]:
@@ -137,7 +152,8 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
 
 def render(report: dict[str, Any]) -> str:
     lines = [
-        f"{report['cases']} cases · {report['turns']} turns · greedy · model {report['model']} "
+        f"{report['cases']} cases · {report['turns']} turns · greedy, {report.get('candidates', 1)} edit(s) per turn "
+        f"· model {report['model']} "
         f"· {report['wall_s']:.0f} s",
         f"{'mode':<16}{'fixed':>8}{'fix rate [95% CI]':>26}{'median s/case':>15}{'tok/turn':>10}{'prompt tok':>12}"
         f"{'overflows':>11}",
@@ -161,6 +177,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     if unknown:
         raise UserError(f"unknown mode {unknown[0]!r}; choose from {', '.join(MODES)}")
     cases = spread(read_cases(Path(args.cases), args.limit), args.sample)
+    candidates = args.candidates or settings.debug.candidates
     client = open_client(settings, args.model, progress=to_stderr)
     client.logit_bias = None
     sandbox = open_sandbox(settings)
@@ -170,7 +187,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     try:
         for i, case in enumerate(cases, 1):
             for mode in modes:
-                row = run_case(case, mode, settings, client, runner, args.turns)
+                row = run_case(case, mode, settings, client, runner, args.turns, candidates)
                 rows.append(row)
                 to_stderr(
                     f"[{i}/{len(cases)}] {case.id} {mode}: {'fixed' if row['fixed'] else 'not fixed'} "
@@ -189,6 +206,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     report = {
         "cases": len(cases),
         "turns": args.turns,
+        "candidates": candidates,
         "model": getattr(client, "display_name", None) or settings.model.name,
         "wall_s": round(time.perf_counter() - start, 1),
         "modes": modes_summary,

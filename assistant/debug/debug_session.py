@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assistant.debug import candidates
 from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import apply_reply
@@ -18,9 +19,10 @@ from assistant.debug.spectrum import ranked
 from assistant.debug.test_code import test_source
 from assistant.errors import UserError
 from assistant.interfaces import ChatModel, Message, Runner
-from assistant.loop.session import Session
+from assistant.loop.session import ProgramExtracted, Session
 from assistant.problems.schema import Problem
 from assistant.settings import DebugSettings, LoopSettings
+from assistant.store.trajectory import Turn
 from sandbox.api import Limits, RunResult
 
 EDIT_FAILED = "Your previous edit could not be applied: {why}. The file is unchanged; here it is again."
@@ -144,6 +146,35 @@ class DebugSession(Session):
         file = failure.test.split("::", 1)[0]
         line = next((f.line for f in reversed(failure.frames) if f.path == file), None)
         return test_source(self.problem.project_dir, failure.test, self.debug.test_lines, line)
+
+    def model_turn(self) -> Turn:
+        """One turn; with `debug.candidates` > 1, several edits tried side by side and the one
+        passing the most tests kept (`assistant.debug.candidates`)."""
+        if self.debug.candidates <= 1:
+            return super().model_turn()
+        index, messages = len(self.turns), self.context()
+        temperature = self.settings.temperature_for(index)
+        earlier = self._earlier_programs()
+        found = candidates.sample(
+            self.client,
+            messages,
+            lambda: self._sample(index, messages, 0, temperature),
+            temperature,
+            self.settings,
+            self.debug,
+        )
+        tried: list[Turn] = []
+        for reply in found.replies:
+            turn = self._execute(index, messages, reply.text, author="model", emit=False)
+            usable = turn.program is not None and self._usable(turn.public)
+            found.scores.append(passed_count(turn.public) if usable and turn.public else -1)
+            tried.append(turn)
+        best = found.chosen()
+        turn, reply = tried[best], found.replies[best]
+        self._emit(ProgramExtracted(self._start(), index, turn.program, self._repeats(turn.program, earlier)))
+        self._stamp(turn, reply, found.temperatures[best], earlier)
+        self.meta.setdefault("candidates", []).append(found.summary(index))
+        return self._record(turn)
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
         shown = tuple(self._shown.get(len(self.turns), ()))

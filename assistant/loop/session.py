@@ -254,14 +254,15 @@ class Session:
             temperature = self.settings.repeat_temperature
             reply = self._sample(index, messages, resamples, temperature)
         turn = self._execute(index, messages, reply.text, author="model")
-        turn.tokens, turn.prompt_tokens, turn.latency_s = (
-            reply.completion_tokens,
-            reply.prompt_tokens,
-            reply.latency_s,
-        )
-        turn.temperature, turn.top_p, turn.finish_reason = temperature, self.settings.top_p, reply.finish_reason
-        turn.resamples, turn.repeated = resamples, self._is_repeat(reply.text, earlier)
+        self._stamp(turn, reply, temperature, earlier)
+        turn.resamples = resamples
         return self._record(turn)
+
+    def _stamp(self, turn: Turn, reply: ChatResult, temperature: float, earlier: set[str]) -> None:
+        """The sampling facts of a model turn: tokens, latency, temperature, finish reason, repeat."""
+        turn.tokens, turn.prompt_tokens, turn.latency_s = reply.completion_tokens, reply.prompt_tokens, reply.latency_s
+        turn.temperature, turn.top_p, turn.finish_reason = temperature, self.settings.top_p, reply.finish_reason
+        turn.repeated = self._repeats(turn.program, earlier)
 
     def human_turn(self, text: str) -> Turn:
         """A turn written by a person: a reply with a ```python block, or a bare program."""
@@ -285,7 +286,10 @@ class Session:
         return earlier
 
     def _is_repeat(self, reply: str, earlier: set[str]) -> bool:
-        program, _ = self.program_of(reply)
+        return self._repeats(self.program_of(reply)[0], earlier)
+
+    @staticmethod
+    def _repeats(program: str | None, earlier: set[str]) -> bool:
         return program is not None and extract.code_key(program) in earlier
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
@@ -297,11 +301,12 @@ class Session:
         loop = self.settings
         return feedback.render(public, field_chars=loop.feedback_field_chars, timeout_s=loop.timeout_s)
 
-    def _execute(self, index: int, messages: list[Message], reply: str, author: str) -> Turn:
+    def _execute(self, index: int, messages: list[Message], reply: str, author: str, emit: bool = True) -> Turn:
         sid = self._start()
         program, text = self.program_of(reply)
         earlier = self._earlier_programs()
-        self._emit(ProgramExtracted(sid, index, program, program is not None and extract.code_key(program) in earlier))
+        if emit:
+            self._emit(ProgramExtracted(sid, index, program, self._repeats(program, earlier)))
         public = hidden = None
         if program is not None:
             public, hidden = run_public_and_hidden(self.sandbox, self.problem, program, self.settings.sanitize_answers)

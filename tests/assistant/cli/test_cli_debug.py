@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -244,3 +246,47 @@ def test_an_edit_that_does_not_help_is_undone_and_the_failing_tests_code_is_show
     assert "changed `double` but the tests did not improve (1 passed before, 1 after), so it was undone" in second
     assert "mul(a, 2) + 0" not in second and "+ 0" not in result["diff"]  # the next edit applies to the file as given
     assert (project / "calc.py").read_text() == DOUBLE
+
+
+class ByTemperature(ScriptedClient):
+    """Pops replies by the request's temperature (candidates are requested at once, in any order)."""
+
+    def __init__(self, replies: dict[float, list[str]]) -> None:
+        super().__init__([])
+        self.queues = {t: list(r) for t, r in replies.items()}
+        self.temperatures: list[float] = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    def chat(self, messages: Any, *, temperature: float = 0.0, **kwargs: Any) -> Any:
+        with self._lock:
+            self.temperatures.append(temperature)
+            self._local.reply = self.queues[temperature].pop(0)
+        return super().chat(messages, temperature=temperature, **kwargs)
+
+    def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        with self._lock:
+            self.calls.append({"messages": [dict(m) for m in messages]})
+        return {"mock_response": self._local.reply}
+
+
+def test_candidates_keep_the_edit_that_passes_the_most_tests(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three edits per turn: the greedy one passes no test, one sampled edit does not parse, the
+    other passes both; the turn keeps the passing one, and the model saw one prompt thrice."""
+    monkeypatch.setenv("COBALT__DEBUG__CANDIDATES", "3")
+    monkeypatch.setenv("COBALT__DEBUG__CANDIDATE_TEMPERATURE", "0.9")
+    monkeypatch.setenv("COBALT__LOOP__TEMPERATURE", "[0.0]")
+    unparsable = answer("def mul(a, b):\n    return (a *")
+    client = ByTemperature({0.0: [answer("def mul(a, b):\n    return a - b")], 0.9: [unparsable, answer(FIXED)]})
+    use_model(monkeypatch, client)
+    assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] and len(result["turns"]) == 1 and "+    return a * b\n" in result["diff"]
+    assert sorted(client.temperatures) == [0.0, 0.9, 0.9]
+    assert len({json.dumps(c["messages"]) for c in client.calls}) == 1
+    with Store.open() as store:
+        (listed,) = store.sessions()
+        (turn,) = store.session(listed.id).turns
+        assert turn.temperature == 0.9 and turn.program is not None and "a * b" in turn.program
