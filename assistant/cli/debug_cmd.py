@@ -46,6 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--edit-format", choices=[*FORMATS, WHOLE_FILE], help="how the model answers (default: debug.edit_format)"
     )
+    parser.add_argument(
+        "--candidates",
+        type=positive_int,
+        help="edits tried per turn, side by side; the one passing the most tests is kept (default: debug.candidates)",
+    )
     parser.add_argument("--apply", action="store_true", help="write the fix to FILE (a backup is kept)")
     parser.add_argument("--force", action="store_true", help="with --apply: write over uncommitted git changes")
     parser.add_argument("--undo", action="store_true", help="restore the file of the last applied fix")
@@ -146,7 +151,9 @@ def _session(
         return Session(
             problem, client, box, loop, source="debug", stream=not args.json, meta={"edit_format": WHOLE_FILE}
         )
-    debug = settings.debug.model_copy(update={"edit_format": edit_format})
+    debug = settings.debug.model_copy(
+        update={"edit_format": edit_format, "candidates": args.candidates or settings.debug.candidates}
+    )
     return DebugSession(
         problem, client, box, loop, debug, budget_for(client, settings), before, source="debug", stream=not args.json
     )

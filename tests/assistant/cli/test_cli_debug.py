@@ -275,13 +275,13 @@ def test_candidates_keep_the_edit_that_passes_the_most_tests(
 ) -> None:
     """Three edits per turn: the greedy one passes no test, one sampled edit does not parse, the
     other passes both; the turn keeps the passing one, and the model saw one prompt thrice."""
-    monkeypatch.setenv("COBALT__DEBUG__CANDIDATES", "3")
     monkeypatch.setenv("COBALT__DEBUG__CANDIDATE_TEMPERATURE", "0.9")
     monkeypatch.setenv("COBALT__LOOP__TEMPERATURE", "[0.0]")
     unparsable = answer("def mul(a, b):\n    return (a *")
     client = ByTemperature({0.0: [answer("def mul(a, b):\n    return a - b")], 0.9: [unparsable, answer(FIXED)]})
     use_model(monkeypatch, client)
-    assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--json"]) == 0
+    argv = ["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--candidates", "3", "--json"]
+    assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["passed"] and len(result["turns"]) == 1 and "+    return a * b\n" in result["diff"]
     assert sorted(client.temperatures) == [0.0, 0.9, 0.9]
