@@ -351,12 +351,7 @@ class DebugSettings(Section):
     )
     context_tokens: int | None = Field(None, ge=256, description="The model's context (None: ask the server).")
     test_timeout_s: float = Field(120, gt=0, description="Seconds the project's whole test command may run.")
-    candidates: int = Field(
-        1,
-        ge=1,
-        le=16,
-        description="Edits sampled per turn, side by side; the one passing the most tests is kept (1: one reply).",
-    )
+    candidates: int = Field(1, ge=1, le=16, description="Edits tried per turn; the one passing most tests is kept.")
     candidate_temperature: float = Field(
         0.8, ge=0, le=2, description="The sampling temperature of every candidate after the first."
     )
