@@ -171,8 +171,8 @@ class DebugSession(Session):
             tried.append(turn)
         best = found.chosen()
         turn, reply = tried[best], found.replies[best]
-        self._emit(ProgramExtracted(self._start(), index, turn.program, self._repeats(turn.program, earlier)))
         self._stamp(turn, reply, found.temperatures[best], earlier)
+        self._emit(ProgramExtracted(self._start(), index, turn.program, turn.repeated))
         self.meta.setdefault("candidates", []).append(found.summary(index))
         return self._record(turn)
 
