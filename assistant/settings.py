@@ -25,6 +25,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from assistant.config_files import prompt_catalog
+from assistant.debug.search_settings import SearchSettings
 from assistant.loop.repetition import RepeatStop
 from sandbox.sandbox_settings import SandboxSettings, Section
 
@@ -355,6 +356,7 @@ class DebugSettings(Section):
     candidate_temperature: float = Field(
         0.8, ge=0, le=2, description="The sampling temperature of every candidate after the first."
     )
+    search: SearchSettings = SearchSettings()
 
 
 class Settings(BaseSettings):

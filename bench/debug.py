@@ -3,7 +3,9 @@ whole-file answers, side by side in one run. Each case of examples/debug/cases.j
 injected bug in a 250-600-line module of a real library, with that library's own test file. For
 each case the modes run one after the other on a fresh copy of the project (greedy, T turns, the
 embedded model by default): `functions` and `search_replace` (the edit modes of
-assistant/debug/) and `whole_file` (the whole file as the answer, as `cobalt debug` did before).
+assistant/debug/, each first trying small edits of the implicated code when debug.search is on,
+as `cobalt debug` does; `--no-search` leaves the bugs to the model), `search` (the small-edit search
+alone, no model) and `whole_file` (the whole file as the answer, as `cobalt debug` did before).
 
 Per mode: the fix rate (every test of the case's command passes) with a 95% interval, the median
 wall time per case, completion and prompt tokens per turn, and context overflows (a request the
@@ -13,6 +15,7 @@ server refused for its length, or a reply cut off by the context). Nothing is st
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import math
 import statistics
@@ -33,7 +36,7 @@ from assistant.runtime import open_client, open_sandbox, to_stderr
 from assistant.settings import Settings
 from bench.debug_cases import CASES, Case, read_cases
 
-MODES = ("functions", "search_replace", "whole_file")
+MODES = ("functions", "search_replace", "search", "whole_file")
 OVERFLOW_WORDS = ("context length", "context window", "maximum context", "max_model_len", "too long")
 HELP = "cobalt debug on real library bugs: edit answers vs whole-file answers (fix rate, time, tokens, overflows)"
 
@@ -51,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="edit modes: edits per turn, the first greedy, the best by the tests kept (default: debug.candidates)",
+    )
+    parser.add_argument(
+        "--no-search", action="store_true", help="edit modes: no small-edit search before the model (debug.search)"
     )
     parser.add_argument("--model", default=None, help="model (default: config model.name)")
     parser.add_argument("--out", default=None, help="write every case's outcome to this JSON file")
@@ -72,9 +78,17 @@ def _overflowed(session: Session, context: int) -> bool:
 
 
 def run_case(
-    case: Case, mode: str, settings: Settings, client: Any, runner: LimitedRunner, turns: int, candidates: int = 1
+    case: Case,
+    mode: str,
+    settings: Settings,
+    client: Any,
+    runner: LimitedRunner,
+    turns: int,
+    candidates: int = 1,
+    search: bool = True,
 ) -> dict:
-    """One case in one mode on a fresh buggy copy; the outcome row (`candidates`: edits per turn)."""
+    """One case in one mode on a fresh buggy copy; the outcome row (`candidates`: edits per turn;
+    `search`: the edit modes try small edits first, when debug.search is on)."""
     loop = settings.loop.model_copy(update={"turns": turns, "temperature": [0.0], "top_p": 1.0, "repeat_resamples": 0})
     with tempfile.TemporaryDirectory(prefix="cobalt-bench-debug-") as tmp:
         project = case.unpack(Path(tmp))
@@ -86,22 +100,36 @@ def run_case(
         if mode == "whole_file":
             session = Session(problem, client, runner, loop, source="bench", stream=False)
         else:
-            debug = settings.debug.model_copy(update={"edit_format": mode, "candidates": candidates})
+            searching = settings.debug.search.model_copy(
+                update={"enabled": mode == "search" or (search and settings.debug.search.enabled)}
+            )
+            edit_format = "functions" if mode == "search" else mode
+            debug = settings.debug.model_copy(
+                update={"edit_format": edit_format, "candidates": candidates, "search": searching}
+            )
             session = DebugSession(
                 problem, client, runner, loop, debug, budget_for(client, settings), before, source="bench", stream=False
             )
         error = None
         try:
-            session.run()
+            if mode == "search":
+                session.search_turn()
+                session.finish("passed" if session.passed else "unsolved")
+            else:
+                session.run()
         except DoesNotFit as exc:
             error = str(exc)
         wall = time.perf_counter() - start
+    fixed_file = session.turns[-1].program if session.passed else None
     context = settings.debug.context_tokens or settings.server.max_model_len
     count = token_counter(client)  # the served model's tokenizer: a reply cut at its fence reports no usage
     return {
         "case": case.id,
         "mode": mode,
         "fixed": session.passed,
+        "fixed_by": session.turns[-1].author if session.passed else None,
+        "original_again": fixed_file is not None and _same_code(fixed_file, case.original()),
+        "search": session.meta.get("search"),
         "turns": len(session.turns),
         "wall_s": round(wall, 1),
         "completion_tokens": generated_tokens(session),
@@ -113,6 +141,14 @@ def run_case(
         "replies": [t.reply for t in session.turns],  # what the model answered, for reading the failures
         "feedback": [t.feedback for t in session.turns],
     }
+
+
+def _same_code(a: str, b: str) -> bool:
+    """The same module up to formatting (the same AST)."""
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except SyntaxError:
+        return a == b
 
 
 def generated_tokens(session: Session) -> list[int]:
@@ -146,6 +182,8 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
             "median_completion_tokens_per_turn": statistics.median(completion) if completion else None,
             "median_prompt_tokens_per_turn": statistics.median(prompt) if prompt else None,
             "overflows": sum(r["overflow"] for r in mine),
+            "fixed_by_search": sum(r.get("fixed_by") == "search" for r in mine),
+            "original_again": sum(bool(r.get("original_again")) for r in mine),
         }
     return out
 
@@ -153,10 +191,11 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
 def render(report: dict[str, Any]) -> str:
     lines = [
         f"{report['cases']} cases · {report['turns']} turns · greedy, {report.get('candidates', 1)} edit(s) per turn "
+        f"· small-edit search {'on' if report.get('search') else 'off'} "
         f"· model {report['model']} "
         f"· {report['wall_s']:.0f} s",
         f"{'mode':<16}{'fixed':>8}{'fix rate [95% CI]':>26}{'median s/case':>15}{'tok/turn':>10}{'prompt tok':>12}"
-        f"{'overflows':>11}",
+        f"{'overflows':>11}{'by search':>11}{'= original':>12}",
     ]
     for mode, m in report["modes"].items():
         r = m["fix_rate"]
@@ -164,7 +203,7 @@ def render(report: dict[str, Any]) -> str:
         lines.append(
             f"{mode:<16}{m['fixed']:>5}/{m['cases']:<2}{ci:>26}{m['median_wall_s'] or 0:>15.0f}"
             f"{m['median_completion_tokens_per_turn'] or 0:>10.0f}{m['median_prompt_tokens_per_turn'] or 0:>12.0f}"
-            f"{m['overflows']:>11}"
+            f"{m['overflows']:>11}{m['fixed_by_search']:>11}{m['original_again']:>12}"
         )
     for name, value in report["ratios"].items():
         lines.append(f"{name}: {value:.2f}x" if value is not None else f"{name}: -")
@@ -187,7 +226,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     try:
         for i, case in enumerate(cases, 1):
             for mode in modes:
-                row = run_case(case, mode, settings, client, runner, args.turns, candidates)
+                row = run_case(case, mode, settings, client, runner, args.turns, candidates, not args.no_search)
                 rows.append(row)
                 to_stderr(
                     f"[{i}/{len(cases)}] {case.id} {mode}: {'fixed' if row['fixed'] else 'not fixed'} "
@@ -207,6 +246,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         "cases": len(cases),
         "turns": args.turns,
         "candidates": candidates,
+        "search": settings.debug.search.enabled and not args.no_search,
         "model": getattr(client, "display_name", None) or settings.model.name,
         "wall_s": round(time.perf_counter() - start, 1),
         "modes": modes_summary,

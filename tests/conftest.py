@@ -47,6 +47,14 @@ def _no_shipped_adapter(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("COBALT__TRAIN__SHIP__DIR", str(tmp_path_factory.getbasetemp() / "no-shipped-adapters"))
 
 
+@pytest.fixture(autouse=True)
+def _no_small_edit_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cobalt debug` tries small edits before asking the model (debug.search, on by default); the
+    debug tests script the model's replies, so the search is off unless a test turns it on
+    (tests/assistant/cli/test_cli_debug_search.py)."""
+    monkeypatch.setenv("COBALT__DEBUG__SEARCH__ENABLED", "false")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

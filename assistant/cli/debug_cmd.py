@@ -1,7 +1,9 @@
 """`cobalt debug [FILE] --test "CMD"`: fix a file of your own project until CMD passes in the
 sandbox. The failing tests are read one by one (JUnit), the implicated functions are shown to the
-model in full and the rest of the file as an outline, and the model answers with an edit (debug.edit_format:
-`functions` or `search_replace`; `whole_file` is the old whole-file answer, kept to compare).
+model in full and the rest of the file as an outline. First, small edits of the implicated
+functions are tried with the test command (debug.search; --no-search skips it); then the model
+answers with an edit (debug.edit_format: `functions` or `search_replace`; `whole_file` is the old
+whole-file answer, kept to compare).
 Without FILE, the file comes from the failing frames. Prints the diff; writes it only with --apply
 (a backup is kept, `cobalt debug --undo` restores it; a git file with uncommitted changes needs
 --force). `--resume last|ID` continues a stored debug session. Exit 0 when the tests pass.
@@ -50,6 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--candidates",
         type=positive_int,
         help="edits tried per turn, side by side; the one passing the most tests is kept (default: debug.candidates)",
+    )
+    parser.add_argument(
+        "--no-search", action="store_true", help="do not try small edits before asking the model (debug.search)"
     )
     parser.add_argument("--apply", action="store_true", help="write the fix to FILE (a backup is kept)")
     parser.add_argument("--force", action="store_true", help="with --apply: write over uncommitted git changes")
@@ -151,8 +156,13 @@ def _session(
         return Session(
             problem, client, box, loop, source="debug", stream=not args.json, meta={"edit_format": WHOLE_FILE}
         )
+    search = settings.debug.search.model_copy(update={"enabled": settings.debug.search.enabled and not args.no_search})
     debug = settings.debug.model_copy(
-        update={"edit_format": edit_format, "candidates": args.candidates or settings.debug.candidates}
+        update={
+            "edit_format": edit_format,
+            "candidates": args.candidates or settings.debug.candidates,
+            "search": search,
+        }
     )
     return DebugSession(
         problem, client, box, loop, debug, budget_for(client, settings), before, source="debug", stream=not args.json
@@ -213,6 +223,8 @@ def _report(args: argparse.Namespace, settings: Settings, file: Path, original: 
                     "applied": backup is not None,
                     "backup": str(backup) if backup else None,
                     "file": str(file),
+                    "fixed_by": best.author if passed and best else None,
+                    "search": session.meta.get("search"),
                 }
             )
         )
@@ -221,6 +233,8 @@ def _report(args: argparse.Namespace, settings: Settings, file: Path, original: 
             f"\n{'the tests pass' if passed else 'no fix passes every test'} after {len(session.turns)} "
             f"turn(s); session {session.id}{'; ' + session.error if session.error else ''}"
         )
+        if passed and best and best.author == "search":
+            print(f"found by trying small edits of the failing code ({session.meta['search']['found']})")
         if diff:
             print("\n" + diff, end="")
         if backup:

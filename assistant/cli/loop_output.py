@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, TextIO
 
+from assistant.debug.edit_search import SearchFinished, SearchStarted
 from assistant.loop.session import ProgramExtracted, TokenStreamed, TurnFinished, TurnStarted
 from assistant.serving.chat import figures
 
@@ -73,9 +74,13 @@ class TurnPrinter:
             self._live(final=True)
         if not self.headers:
             return
-        if isinstance(event, TurnStarted):
+        if isinstance(event, (SearchStarted, SearchFinished)):
+            self._search(event)
+        elif isinstance(event, TurnStarted):
             label = f"turn {event.index + 1}/{self.turns}"
-            if event.author == "human":
+            if event.author == "search":
+                c.print(f"[bold]{label}[/]: the small edit found, run once more ...")
+            elif event.author == "human":
                 c.print(f"[bold]{label}[/]: running your program ...")
             elif event.attempt:
                 c.print(
@@ -91,6 +96,21 @@ class TurnPrinter:
                 c.print("  no ```python block in the reply")
         elif isinstance(event, TurnFinished):
             self._finished(event)
+
+    def _search(self, event: SearchStarted | SearchFinished) -> None:
+        if isinstance(event, SearchStarted):
+            names = ", ".join(f"`{n}`" for n in event.functions) or "nothing"
+            self.console.print(
+                f"[bold]search[/]: small edits of {names} ({event.lines} lines), each run with the tests ..."
+            )
+        elif event.found:
+            self.console.print(
+                f"  [green]every test passes[/] after {event.tried} edits ({event.seconds:.1f} s): {event.found}"
+            )
+        else:
+            self.console.print(
+                f"  none of {event.tried} small edits passes every test ({event.seconds:.1f} s); asking the model"
+            )
 
     def _finished(self, event: TurnFinished) -> None:
         turn = event.turn

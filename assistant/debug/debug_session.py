@@ -8,18 +8,20 @@ is a trajectory like any other.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from assistant.debug import candidates
+from assistant.debug import candidates, edit_search
 from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
-from assistant.debug.edits import apply_reply
-from assistant.debug.localize import implicated, spans
+from assistant.debug.edits import BLOCK, SEARCH_REPLACE, apply_reply
+from assistant.debug.localize import Span, implicated, spans
+from assistant.debug.small_edits import SmallEdit
 from assistant.debug.spectrum import ranked
 from assistant.debug.test_code import test_source
 from assistant.errors import UserError
 from assistant.interfaces import ChatModel, Message, Runner
-from assistant.loop.session import ProgramExtracted, Session
+from assistant.loop.session import ProgramExtracted, Session, TurnStarted
 from assistant.problems.schema import Problem
 from assistant.settings import DebugSettings, LoopSettings
 from assistant.store.trajectory import Turn
@@ -27,6 +29,7 @@ from sandbox.api import Limits, RunResult
 
 EDIT_FAILED = "Your previous edit could not be applied: {why}. The file is unchanged; here it is again."
 STILL_FAILS = "Your previous edit was applied and {passed} tests pass now ({before} before), but a test still fails."
+SEARCHED = "A small edit found by trying {tried} small edits of the implicated code with the test command: {what}."
 UNDONE = (
     "Your previous edit changed {names} but the tests did not improve ({passed} passed before, {after} after), so "
     "it was undone. The bug is probably in other code: read the failing test and the code below again."
@@ -71,6 +74,7 @@ class DebugSession(Session):
         self.meta.setdefault("edit_format", debug.edit_format)
         self.meta.setdefault("baseline_pass_rate", first_run.pass_rate)  # the user's file (dataset build)
         self._shown: dict[int, list[str]] = {}  # turn -> the functions its prompt showed in full
+        self._searched = False
 
     # --- the file as it stands ------------------------------------------------------
 
@@ -121,9 +125,16 @@ class DebugSession(Session):
 
     # --- hooks of Session -----------------------------------------------------------
 
-    def context(self) -> list[Message]:
+    def _implicated(self, limit: int) -> tuple[str, RunResult, list[fails.Failure], list[Span]]:
+        """The best file so far, its run, its failures and up to `limit` implicated spans."""
         source, run = self.best()
         failed = fails.failures(run)
+        suspects = ranked(spans(source), run.tests)
+        found = implicated(source, str(self.problem.target_file), failed, limit, suspects, self.tried())
+        return source, run, failed, found
+
+    def context(self) -> list[Message]:
+        source, run, failed, found = self._implicated(self.debug.max_spans)
         target = str(self.problem.target_file)
         first = failed[0] if failed else None
         view = TurnView(
@@ -135,8 +146,6 @@ class DebugSession(Session):
             self._note(),
             self._test_code(first),
         )
-        suspects = ranked(spans(source), run.tests)
-        found = implicated(source, target, failed, self.debug.max_spans, suspects, self.tried())
         self._shown[len(self.turns)] = [s.qualname for s in found]
         return build(view, found, self.budget, self.debug.edit_format, self.debug.failure_chars)
 
@@ -148,10 +157,44 @@ class DebugSession(Session):
         return test_source(self.problem.project_dir, failure.test, self.debug.test_lines, line)
 
     def model_turn(self) -> Turn:
-        """One turn; with `debug.candidates` > 1, several edits tried side by side and the one
+        """One turn; first of all the small-edit search (`debug.search`), a turn only when it
+        fixes the file; with `debug.candidates` > 1, several edits tried side by side and the one
         passing the most tests kept (`assistant.debug.candidates`)."""
+        if self.debug.search.enabled and not self.turns and not self._searched:
+            found = self.search_turn()
+            if found is not None:
+                return found
         if self.debug.candidates <= 1:
             return super().model_turn()
+        return self._candidate_turn()
+
+    def search_turn(self) -> Turn | None:
+        """The small-edit search (assistant/debug/edit_search.py) over the implicated functions:
+        a turn by `search` holding the fix as a SEARCH/REPLACE reply, or None when no small edit
+        makes every test pass. Its outcome is in meta["search"] either way."""
+        self._searched = True
+        sid, index, messages = self._start(), len(self.turns), self.context()
+        source, run, failed, found = self._implicated(self.debug.search.spans)
+        lines = edit_search.search_lines(found, failed, str(self.problem.target_file))
+        self._emit(edit_search.SearchStarted(sid, [s.qualname for s in found], len(lines)))
+        result = edit_search.search(source, lines, self._run_file, run, self.debug.search)
+        self.meta["search"] = result.summary()
+        what = result.edit.describe() if result.edit else None
+        self._emit(edit_search.SearchFinished(sid, result.tried, result.seconds, what))
+        if result.edit is None:
+            return None
+        self._emit(TurnStarted(sid, index, 0, None, author="search"))
+        reply = SEARCHED.format(tried=result.tried, what=what) + "\n\n" + block_of(source, result.edit)
+        return self._record(self._execute(index, messages, reply, author="search"))
+
+    def _run_file(self, program: str) -> RunResult:
+        """The test command on an edited file, within `debug.search.run_timeout_s`."""
+        limits = getattr(self.sandbox, "limits", None)
+        if isinstance(limits, Limits):
+            limits = replace(limits, timeout_s=min(limits.timeout_s, self.debug.search.run_timeout_s))
+        return self.sandbox.run(program, [], "pytest", limits=limits, project=self.problem.project())  # type: ignore[call-arg]
+
+    def _candidate_turn(self) -> Turn:
         index, messages = len(self.turns), self.context()
         temperature = self.settings.temperature_for(index)
         earlier = self._earlier_programs()
@@ -178,7 +221,9 @@ class DebugSession(Session):
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
         shown = tuple(self._shown.get(len(self.turns), ()))
-        edited = apply_reply(self.current_source(), reply, self.debug.edit_format, shown)
+        # a search turn's reply (or a model's) in SEARCH/REPLACE blocks applies as such in any format
+        edit_format = SEARCH_REPLACE if BLOCK.search(reply) else self.debug.edit_format
+        edited = apply_reply(self.current_source(), reply, edit_format, shown)
         return edited.source, edited.error or ""
 
     def feedback_for(self, public: RunResult) -> str:
@@ -189,6 +234,21 @@ class DebugSession(Session):
         if not failed:
             return f"All tests pass ({fails.summary(public)})."
         return fails.render(failed[0], self.debug.failure_chars)
+
+
+def block_of(source: str, edit: SmallEdit) -> str:
+    """The edit as a SEARCH/REPLACE block, with as many lines around it as make its SEARCH part
+    occur once in `source`."""
+    lines = source.splitlines(keepends=True)
+    at, before, after = edit.line - 1, 0, 0
+    while True:
+        search = "".join(lines[at - before : at + after + 1])
+        if source.count(search) == 1 or (before >= at and at + after + 1 >= len(lines)):
+            break
+        before, after = min(before + 1, at), min(after + 1, len(lines) - at - 1)
+    replace = "".join(lines[at - before : at]) + edit.after + "".join(lines[at + 1 : at + after + 1])
+    search, replace = (part if part.endswith("\n") else part + "\n" for part in (search, replace))
+    return f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE"
 
 
 class LimitedRunner:
@@ -202,7 +262,7 @@ class LimitedRunner:
         return cls(sandbox, Limits(**{**vars(limits), "timeout_s": debug.test_timeout_s}))
 
     def run(self, program: str, tests: list, kind: str, limits: Any = None, project: Any = None) -> RunResult:
-        return self.sandbox.run(program, tests, kind, limits=self.limits, project=project)  # type: ignore[call-arg]
+        return self.sandbox.run(program, tests, kind, limits=limits or self.limits, project=project)  # type: ignore[call-arg]
 
 
 def baseline_run(runner: Runner, problem: Problem) -> RunResult:

@@ -1,0 +1,21 @@
+"""`debug.search`: the small-edit search that `cobalt debug` runs before asking the model
+(assistant/debug/edit_search.py)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from sandbox.sandbox_settings import Section
+
+
+class SearchSettings(Section):
+    """Which code is searched, how long, and the names swapped as commonly confused."""
+
+    enabled: bool = Field(True, description="Try small edits of the implicated code before asking the model.")
+    spans: int = Field(3, ge=1, description="The implicated functions or methods whose lines are searched.")
+    max_runs: int = Field(400, ge=1, description="The most edits tried (each runs the whole test command).")
+    max_seconds: float = Field(180, gt=0, description="The search stops after this many seconds.")
+    run_timeout_s: float = Field(
+        20, gt=0, description="Each edited file's test run stops after this many seconds (an edit can hang a loop)."
+    )
+    siblings: dict[str, str] = Field(default_factory=dict, description="Names tried in place of each other.")

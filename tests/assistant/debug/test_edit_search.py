@@ -1,0 +1,69 @@
+"""The small-edit search: the lines it tries first, its budget, what counts as a fix, and the
+SEARCH/REPLACE reply a found fix becomes (the search in a real sandbox is in
+tests/assistant/cli/test_cli_debug_search.py)."""
+
+from __future__ import annotations
+
+from assistant.debug.debug_session import block_of
+from assistant.debug.edit_search import headers_last, search, search_lines
+from assistant.debug.edits import apply_search_replace
+from assistant.debug.failures import Failure, Frame
+from assistant.debug.localize import spans
+from assistant.debug.search_settings import SearchSettings
+from assistant.debug.small_edits import small_edits
+from sandbox.api import RunResult, TestResult
+
+SOURCE = "def low(x):\n    return x > 0\n\n\ndef high(x):\n    if x > 0:\n        x = x - 1\n    return x > 0\n"
+
+
+def result(passed: int, failed: int) -> RunResult:
+    return RunResult(tests=[TestResult(status="passed")] * passed + [TestResult(status="failed")] * failed)
+
+
+def test_lines_start_at_the_failing_frames_inside_the_implicated_code() -> None:
+    low, high = [s for s in spans(SOURCE)]
+    frames = [Frame("tests/t.py", 3, None), Frame("m.py", 7, "high")]
+    failure = Failure("tests/t.py::test_high", "failed", "", "", frames)
+    assert search_lines([high, low], [failure], "m.py") == [7, 5, 6, 8, 1, 2]
+    elsewhere = Failure("t", "failed", "", "", [Frame("m.py", 2, "low")])
+    # a frame outside the searched code is not searched
+    assert search_lines([high], [elsewhere], "m.py") == [5, 6, 7, 8]
+
+
+def test_the_first_edit_that_passes_every_test_wins_and_the_budget_holds() -> None:
+    wanted = SOURCE.replace("    return x > 0\n\n", "    return x >= 0\n\n")
+    runs: list[str] = []
+
+    def run(program: str) -> RunResult:
+        runs.append(program)
+        return result(3, 0) if program == wanted else result(2, 1)
+
+    found = search(SOURCE, [2], run, result(2, 1), SearchSettings())
+    assert found.edit is not None and found.edit.source == wanted and found.tried == len(runs) == 1
+    assert found.summary()["found"] == "line 2: `return x > 0` -> `return x >= 0`"
+    runs.clear()
+    capped = search(SOURCE, [6, 7, 8, 2], run, result(2, 1), SearchSettings(max_runs=3))
+    assert capped.edit is None and capped.tried == len(runs) == 3
+    ticks = iter(range(100))
+    timed = search(SOURCE, [6, 7], run, result(2, 1), SearchSettings(max_seconds=2), clock=lambda: next(ticks))
+    assert timed.edit is None and timed.tried == 1
+
+
+def test_a_fix_must_keep_every_test_running() -> None:
+    fewer = search(SOURCE, [2], lambda program: result(1, 0), result(2, 1), SearchSettings())
+    assert fewer.edit is None  # an edit after which a test is no longer collected is no fix
+
+
+def test_the_found_edit_becomes_a_search_replace_block_that_applies_where_it_was_found() -> None:
+    edit = next(e for e in small_edits(SOURCE, [8]) if e.after.strip() == "return x >= 0")
+    block = block_of(SOURCE, edit)
+    assert block.count("return x > 0") == 1 and "x = x - 1" in block  # widened until it occurs once
+    applied = apply_search_replace(SOURCE, block)
+    assert applied.error is None and applied.source == edit.source
+
+
+def test_def_and_decorator_lines_are_searched_after_the_bodies() -> None:
+    source = "@staticmethod\ndef f(x, limit=3):\n    return x > limit\n"
+    assert headers_last(source, [1, 2, 3, 3]) == [3, 1, 2]
+    first = next(iter(small_edits(source, headers_last(source, [2, 3]))))
+    assert first.line == 3
