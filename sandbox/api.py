@@ -94,6 +94,7 @@ class TestResult:
     exit_code: int | None = None  # negative: killed by that signal
     detail: str | None = None  # why it did not pass, in a few words (e.g. "exit status 1")
     calls: list[int] | None = None  # pytest: first lines of the target file's functions the test ran
+    lines: list[int] | None = None  # pytest: the lines of the target file the test ran
 
     @property
     def passed(self) -> bool:

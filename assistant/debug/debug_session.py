@@ -17,7 +17,7 @@ from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import BLOCK, SEARCH_REPLACE, apply_reply
 from assistant.debug.localize import Span, implicated, spans
 from assistant.debug.small_edits import SmallEdit
-from assistant.debug.spectrum import ranked
+from assistant.debug.spectrum import ranked, ranked_lines
 from assistant.debug.test_code import test_source
 from assistant.errors import UserError
 from assistant.interfaces import ChatModel, Message, Runner
@@ -175,7 +175,8 @@ class DebugSession(Session):
         self._searched = True
         sid, index, messages = self._start(), len(self.turns), self.context()
         source, run, failed, found = self._implicated(self.debug.search.spans)
-        lines = edit_search.search_lines(found, failed, str(self.problem.target_file))
+        suspects = ranked_lines(spans(source), run.tests)
+        lines = edit_search.search_lines(found, failed, str(self.problem.target_file), suspects)
         self._emit(edit_search.SearchStarted(sid, [s.qualname for s in found], len(lines)))
         result = edit_search.search(source, lines, self._run_file, run, self.debug.search)
         self.meta["search"] = result.summary()

@@ -3,7 +3,10 @@ the failing tests implicate are changed one small edit at a time (assistant/debu
 and each edited file runs the project's whole test command in the sandbox; the first edit after
 which every test passes (and no fewer tests run) is the fix. A test run of a small project takes
 a fraction of a second in a warm sandbox, so a few hundred edits cost less than one model turn on
-this CPU. The search stops at `debug.search.max_runs` edits or `max_seconds`.
+this CPU. The lines come from the failing frames, then the lines the failing tests ran by
+suspiciousness (line-level spectrum), then the implicated functions; every line's likely edits are
+tried before any line's many `variable` and far-comparison edits. The search stops at
+`debug.search.max_runs` edits or `max_seconds`.
 
 This is test-suite-driven repair: an edit that passes the tests can still be wrong where the tests
 say nothing, so the fix is shown as a diff and is never written without `--apply`.
@@ -12,13 +15,15 @@ say nothing, so the fix is shown as a diff and is never written without `--apply
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from itertools import chain, islice
+from typing import Callable, Iterable, Iterator
 
 from assistant.debug.failures import Failure
 from assistant.debug.localize import Span
 from assistant.debug.search_settings import SearchSettings
-from assistant.debug.small_edits import SmallEdit, small_edits
+from assistant.debug.small_edits import ORDER, SmallEdit, small_edits
 from sandbox.api import RunResult
 
 
@@ -58,9 +63,11 @@ class Found:
         }
 
 
-def search_lines(spans: list[Span], failures: list[Failure], target: str) -> list[int]:
+def search_lines(spans: list[Span], failures: list[Failure], target: str, suspects: list[int] = ()) -> list[int]:
     """The lines to search, in order: the failing frames inside the target (the deepest first, of
-    the first failing test first) that lie in `spans`, then every line of `spans` in their order."""
+    the first failing test first) that lie in `spans`, then the `suspects` (the lines the failing
+    tests ran, by suspiciousness: `spectrum.ranked_lines`), then every line of `spans` in their
+    order."""
     framed = [
         frame.line
         for failure in failures
@@ -68,10 +75,11 @@ def search_lines(spans: list[Span], failures: list[Failure], target: str) -> lis
         if frame.path == target and any(s.contains(frame.line) for s in spans)
     ]
     whole = [line for span in spans for line in range(span.start, span.end + 1)]
-    return list(dict.fromkeys(framed + whole))
+    return list(dict.fromkeys([*framed, *suspects, *whole]))
 
 
 HEADER = ("def ", "async def ", "class ", "@")
+LATE = ("variable", "compare-far")  # many edits per line, rarely the fix: tried after the others on every line
 
 
 def headers_last(source: str, lines: Iterable[int]) -> list[int]:
@@ -96,14 +104,28 @@ def search(
     settings: SearchSettings,
     clock: Callable[[], float] = time.monotonic,
 ) -> Found:
-    """The first small edit of `lines` after which `run` (the test command on the edited file)
-    passes every test, within the settings' run and time budget."""
-    start, tried = clock(), 0
-    for edit in small_edits(source, headers_last(source, lines), settings.siblings):
-        if tried >= settings.max_runs or clock() - start >= settings.max_seconds:
-            break
-        tried += 1
-        result = run(edit.source)
-        if fixes(result, before):
-            return Found(edit, result, tried, clock() - start)
+    """The first small edit of `lines` (in the search's order) after which `run` (the test command
+    on the edited file) passes every test, within the settings' run and time budget. `workers`
+    edits run at a time; of a batch, the first in order that fixes wins."""
+    start, tried, order = clock(), 0, headers_last(source, lines)
+    early = [op for op in ORDER if op not in LATE]
+    edits = unique(chain(*(small_edits(source, order, settings.siblings, ops) for ops in (early, LATE))))
+    with ThreadPoolExecutor(settings.workers) as pool:
+        while tried < settings.max_runs and clock() - start < settings.max_seconds:
+            batch = list(islice(edits, min(settings.workers, settings.max_runs - tried)))
+            if not batch:
+                break
+            tried += len(batch)
+            for edit, result in zip(batch, pool.map(lambda e: run(e.source), batch)):
+                if fixes(result, before):
+                    return Found(edit, result, tried, clock() - start)
     return Found(None, None, tried, clock() - start)
+
+
+def unique(edits: Iterable[SmallEdit]) -> Iterator[SmallEdit]:
+    """Each edited file once (two operators can make the same file)."""
+    seen: set[str] = set()
+    for edit in edits:
+        if edit.source not in seen:
+            seen.add(edit.source)
+            yield edit

@@ -17,7 +17,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Collection, Iterable, Iterator
 
 NEAR = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}  # tried first
 COMPARE = ("<", "<=", ">", ">=", "==", "!=")
@@ -99,27 +99,37 @@ def _token_edits(line: str, tokens: list[tokenize.TokenInfo], siblings: dict[str
 
 def _number_edits(line: str, lineno: int, nodes: list[ast.AST]) -> Iterator[tuple[str, str]]:
     """Each whole number (or `256.0`) one up and one down; where the same number occurs more than
-    once on the line, every occurrence moved together as well (`x * 16, y * 16` -> `x * 17, y * 17`).
-    From the AST, so numbers inside f-strings count too."""
+    once on the line, every occurrence moved together as well (`x * 16, y * 16` -> `x * 17, y * 17`),
+    and every occurrence in the same role (`int(a, 16) * 16, int(b, 16) * 16`: the factors, not the
+    bases). From the AST, so numbers inside f-strings count too."""
     found: dict[str, list[tuple[int, int]]] = {}
-    for node in nodes:
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.lineno == lineno:
-            at = _segment(line, node)
-            if at and NUMBER.fullmatch(line[at[0] : at[1]]):
-                found.setdefault(line[at[0] : at[1]], []).append(at)
+    roles: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for parent in nodes:
+        for field, child in ast.iter_fields(parent):
+            for node in child if isinstance(child, list) else [child]:
+                if isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.lineno == lineno:
+                    at = _segment(line, node)
+                    if at and NUMBER.fullmatch(line[at[0] : at[1]]):
+                        role = f"{type(parent).__name__}.{type(getattr(parent, 'op', None)).__name__}.{field}"
+                        found.setdefault(line[at[0] : at[1]], []).append(at)
+                        roles.setdefault((line[at[0] : at[1]], role), []).append(at)
+    groups = [places for places in [*found.values(), *roles.values()] if len(places) > 1]
     for text, places in found.items():
-        whole, _, fraction = text.partition(".")
-        for step in (1, -1):
-            if int(whole) + step < 0:
-                continue
-            new = f"{int(whole) + step}.{fraction}" if "." in text else str(int(whole) + step)
+        for new in _moved(text):
             for at in places:
                 yield "constant", _splice(line, *at, new)
-            if len(places) > 1:
+            for group in (g for g in groups if line[g[0][0] : g[0][1]] == text):
                 moved = line
-                for at in sorted(places, reverse=True):
+                for at in sorted(group, reverse=True):
                     moved = _splice(moved, *at, new)
                 yield "constant", moved
+
+
+def _moved(text: str) -> list[str]:
+    """A whole number (or `256.0`) one up and one down, never below 0."""
+    whole, _, fraction = text.partition(".")
+    steps = [int(whole) + step for step in (1, -1) if int(whole) + step >= 0]
+    return [f"{n}.{fraction}" if "." in text else str(n) for n in steps]
 
 
 def _segment(line: str, node: ast.AST) -> tuple[int, int] | None:
@@ -222,9 +232,15 @@ def _parses(source: str) -> bool:
     return True
 
 
-def small_edits(source: str, lines: Iterable[int], siblings: dict[str, str] | None = None) -> Iterator[SmallEdit]:
+def small_edits(
+    source: str,
+    lines: Iterable[int],
+    siblings: dict[str, str] | None = None,
+    operators: Collection[str] | None = None,
+) -> Iterator[SmallEdit]:
     """Every small edit of `lines` (1-based, in that order, repeats skipped) that parses, each
-    file once; on a line, by `ORDER`. Nothing when `source` does not parse."""
+    file once; on a line, by `ORDER`; only those of `operators` when given. Nothing when `source`
+    does not parse."""
     try:
         tree = ast.parse(source)
         tokens = _tokens(source)
@@ -245,7 +261,7 @@ def small_edits(source: str, lines: Iterable[int], siblings: dict[str, str] | No
         found += _number_edits(line, lineno, on_line.get(lineno, []))
         found += _node_edits(line, lineno, on_line.get(lineno, []))
         found += _variable_edits(line, lineno, on_line.get(lineno, []), local.get(lineno, []))
-        found.sort(key=lambda f: ORDER.index(f[0]))
+        found = sorted((f for f in found if operators is None or f[0] in operators), key=lambda f: ORDER.index(f[0]))
         for operator, new in found:
             edited = "".join(text[: lineno - 1]) + new + "".join(text[lineno:])
             if edited in seen or not _parses(edited):

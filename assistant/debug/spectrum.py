@@ -8,6 +8,7 @@ the standard of SBFL studies (e.g. Abreu et al. 2007; Zou et al. 2019 for its ra
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Iterable
 
 from assistant.debug.localize import Span, innermost
@@ -43,3 +44,28 @@ def ranked(all_spans: list[Span], tests: Iterable[TestResult], least: float = 0.
     ]
     scored.sort(key=lambda t: (t[3].name not in RENDERING, *t[:3]), reverse=True)
     return [s for score, *_, s in scored if score > least]
+
+
+def ranked_lines(all_spans: list[Span], tests: Iterable[TestResult]) -> list[int]:
+    """Lines of the file by the same Ochiai score over the lines each test ran (`TestResult.lines`),
+    highest first (ties: fewer passing tests that ran it, then the earlier line); only lines some
+    failing test ran, none inside `__repr__`/`__str__`/`__format__`; [] when no test reports its
+    lines or none fails."""
+    failing, ef, ep = 0, Counter[int](), Counter[int]()
+    for test in tests:
+        if test.lines is None:
+            continue
+        if test.passed:
+            ep.update(set(test.lines))
+        else:
+            failing += 1
+            ef.update(set(test.lines))
+    if not failing:
+        return []
+
+    def rendering(line: int) -> bool:
+        span = innermost(all_spans, line)
+        return span is not None and span.name in RENDERING
+
+    scored = [(-ef[n] / math.sqrt(failing * (ef[n] + ep[n])), ep[n], n) for n in ef if not rendering(n)]
+    return [n for *_, n in sorted(scored)]

@@ -145,7 +145,7 @@ class CobaltApp(DialogActions, DebugActions, App[int]):
             if turn is None:
                 await reply.show("", "Reply")
             else:
-                who = "your program" if turn.author == "human" else "model reply"
+                who = {"human": "your program", "search": "small-edit search"}.get(turn.author, "model reply")
                 await reply.show(turn.reply, f"Reply · turn {turn.index + 1} · {who}")
 
     async def paint_all(self) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from assistant.debug import failures as fails
 from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_run
+from assistant.debug.edit_search import SearchFinished, SearchStarted
 from assistant.debug.file_view import KEPT_ONLY, render
 from assistant.debug.fix_file import debug_problem, project_root
 from assistant.debug.localize import Span, implicated
@@ -350,6 +351,10 @@ class SolveController:
                 s.tokens, s.elapsed_s = event.turn.tokens, event.turn.latency_s
             s.turn = len(self.turns)
             s.phase = "stopping" if self.stopping else ("generating" if self.busy == "loop" else s.phase)
+        elif isinstance(event, SearchStarted):
+            s.phase = f"trying small edits of {len(event.functions)} function(s), {event.lines} lines"
+        elif isinstance(event, SearchFinished):
+            s.phase = f"small edits: {event.found}" if event.found else f"no small edit fixes it ({event.tried} tried)"
         elif isinstance(event, SessionEnded):
             self.pending = None
             s.phase = event.status

@@ -40,11 +40,19 @@ def counts(result: RunResult | None, total: int) -> str:
     return f"{sum(t.passed for t in result.tests)}/{len(result.tests)}"
 
 
+AUTHORS = {"human": "you", "search": "search"}  # who wrote a turn; anything else is the model
+
+
+def author_label(author: str) -> str:
+    """`you`, `search` (the small-edit search of cobalt debug) or `model`, five characters wide."""
+    return f"{AUTHORS.get(author, 'model'):<5}"[:6]
+
+
 def turn_label(turn: Turn, public_total: int, hidden_total: int) -> Text:
     """One timeline row: icon, number, author, public and hidden pass counts."""
     status = turn.status
     icon = ICONS[status]
-    who = "you  " if turn.author == "human" else "model"
+    who = author_label(turn.author)
     text = Text.assemble((f"{icon} ", STATUS_STYLES[status]), f"{turn.index + 1:>2} {who} ")
     if turn.program is None:
         text.append("no code block", style="yellow")
@@ -58,7 +66,7 @@ def turn_label(turn: Turn, public_total: int, hidden_total: int) -> Text:
 
 def pending_label(index: int, author: str, phase: str) -> Text:
     """The timeline row of the turn in flight."""
-    who = "you  " if author == "human" else "model"
+    who = author_label(author)
     return Text.assemble(("… ", "cyan"), f"{index + 1:>2} {who} ", (phase, "cyan italic"))
 
 
@@ -220,9 +228,7 @@ def diff_choices(turns: list[Turn], editor_text: str, edited: bool) -> tuple[lis
     """The programs the diff screen offers (every turn with a program, then the editor) and
     the two shown first: the last two turns, or the last turn and the edited editor."""
     with_code = [t for t in turns if t.program]
-    programs = [
-        (f"turn {t.index + 1} ({'you' if t.author == 'human' else 'model'})", t.program or "") for t in with_code
-    ]
+    programs = [(f"turn {t.index + 1} ({author_label(t.author).strip()})", t.program or "") for t in with_code]
     programs.append(("editor", editor_text))
     after = len(programs) - 1 if edited or len(with_code) < 2 else len(with_code) - 1
     return programs, max(after - 1, 0), after

@@ -93,25 +93,33 @@ def parse_junit(path: str, keep: int) -> list[dict]:
 
 
 def add_calls(results: list[dict], path: str) -> None:
-    """Each result's `calls`: the first lines of the target's functions its test ran (the
-    cobalt_calls plugin's report, matched by node id, else by the test's own name)."""
+    """Each result's `calls` (the first lines of the target's functions its test ran) and `lines`
+    (the target's lines it ran): the cobalt_calls plugin's report, matched by node id, else by the
+    test's own name."""
     try:
         with open(path) as fh:
-            calls = json.load(fh)
+            report = json.load(fh)
     except (OSError, ValueError):
         return
-    if not isinstance(calls, dict):
+    if not isinstance(report, dict):
         return
+    for key in ("calls", "lines"):
+        per_test = report.get(key)
+        if isinstance(per_test, dict):
+            _attach(results, key, per_test)
+
+
+def _attach(results: list[dict], key: str, per_test: dict) -> None:
     by_name: dict[str, list] = {}
-    for node, lines in calls.items():
+    for node, lines in per_test.items():
         by_name.setdefault(node.rsplit("::", 1)[-1], []).append(lines)
     for result in results:
-        lines = calls.get(result["name"])
+        lines = per_test.get(result["name"])
         if lines is None:
             same = by_name.get(result["name"].rsplit("::", 1)[-1], [])
             lines = same[0] if len(same) == 1 else None
         if isinstance(lines, list):
-            result["calls"] = [n for n in lines if isinstance(n, int)]
+            result[key] = [n for n in lines if isinstance(n, int)]
 
 
 def run_project(header: dict, spawn, supervise, emit) -> None:

@@ -38,19 +38,21 @@ def test_the_first_edit_that_passes_every_test_wins_and_the_budget_holds() -> No
         runs.append(program)
         return result(3, 0) if program == wanted else result(2, 1)
 
-    found = search(SOURCE, [2], run, result(2, 1), SearchSettings())
+    found = search(SOURCE, [2], run, result(2, 1), SearchSettings(workers=1))
     assert found.edit is not None and found.edit.source == wanted and found.tried == len(runs) == 1
     assert found.summary()["found"] == "line 2: `return x > 0` -> `return x >= 0`"
     runs.clear()
-    capped = search(SOURCE, [6, 7, 8, 2], run, result(2, 1), SearchSettings(max_runs=3))
+    capped = search(SOURCE, [6, 7, 8, 2], run, result(2, 1), SearchSettings(max_runs=3, workers=1))
     assert capped.edit is None and capped.tried == len(runs) == 3
     ticks = iter(range(100))
-    timed = search(SOURCE, [6, 7], run, result(2, 1), SearchSettings(max_seconds=2), clock=lambda: next(ticks))
+    timed = search(
+        SOURCE, [6, 7], run, result(2, 1), SearchSettings(max_seconds=2, workers=1), clock=lambda: next(ticks)
+    )
     assert timed.edit is None and timed.tried == 1
 
 
 def test_a_fix_must_keep_every_test_running() -> None:
-    fewer = search(SOURCE, [2], lambda program: result(1, 0), result(2, 1), SearchSettings())
+    fewer = search(SOURCE, [2], lambda program: result(1, 0), result(2, 1), SearchSettings(workers=1))
     assert fewer.edit is None  # an edit after which a test is no longer collected is no fix
 
 
@@ -67,3 +69,20 @@ def test_def_and_decorator_lines_are_searched_after_the_bodies() -> None:
     assert headers_last(source, [1, 2, 3, 3]) == [3, 1, 2]
     first = next(iter(small_edits(source, headers_last(source, [2, 3]))))
     assert first.line == 3
+
+
+def test_edits_run_side_by_side_and_the_first_in_order_that_fixes_wins() -> None:
+    first, third = (SOURCE.replace("    return x > 0\n\n", f"    return {e}\n\n") for e in ("x >= 0", "x > 1"))
+    assert [e.source for e in small_edits(SOURCE, [2])][:3:2] == [first, third]
+    either = {first, third}
+    runs: list[str] = []
+
+    def run(program: str) -> RunResult:
+        runs.append(program)
+        return result(3, 0) if program in either else result(2, 1)
+
+    found = search(SOURCE, [2], run, result(2, 1), SearchSettings(workers=3, max_runs=5))
+    assert found.edit is not None and found.edit.after.strip() == "return x >= 0"  # the first of its batch
+    assert found.tried == len(runs) == 3  # one whole batch ran
+    capped = search(SOURCE, [6, 7, 8], lambda p: result(2, 1), result(2, 1), SearchSettings(workers=3, max_runs=4))
+    assert capped.edit is None and capped.tried == 4  # the last batch is cut to the budget

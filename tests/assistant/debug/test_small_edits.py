@@ -97,3 +97,11 @@ def test_a_local_read_is_replaced_by_another_local_of_its_own_function() -> None
     assert not any("self" in a or "x" in a.split() for a in found)  # no self, no other function's names
     assert not any("LIMIT" not in a for a in found if a.startswith("total ="))  # a global is never a swap target
     assert [e.operator for e in small_edits(source, [10])] == []  # a function with one local has nothing to swap
+
+
+def test_a_repeated_number_also_moves_together_within_its_role_only() -> None:
+    source = "def expand(v, w):\n    return (int(v, 16) * 16, int(w, 16) * 16)\n"
+    found = [e.after.strip() for e in small_edits(source, [2])]
+    assert "return (int(v, 16) * 17, int(w, 16) * 17)" in found  # the factors, not the bases
+    assert "return (int(v, 17) * 17, int(w, 17) * 17)" in found  # every 16 of the line
+    assert "return (int(v, 16) * 17, int(w, 16) * 16)" in found  # one at a time

@@ -12,7 +12,7 @@ import pytest
 from assistant.debug.debug_session import LimitedRunner
 from assistant.debug.fix_file import debug_problem
 from assistant.debug.localize import spans
-from assistant.debug.spectrum import ranked
+from assistant.debug.spectrum import ranked, ranked_lines
 from assistant.settings import DebugSettings
 from sandbox.api import Limits, TestResult
 from tests.assistant.debug.projects import DOUBLE, DOUBLE_TESTS, calc_project
@@ -36,6 +36,11 @@ def test_each_test_reports_the_target_functions_it_ran_and_the_culprit_ranks_fir
                      "tests/test_calc.py::test_zero": [1]}  # fmt: skip
     # mul: 2 failing of 2, 1 passing (0.82); double: 1 failing, 0 passing (0.71)
     assert [s.qualname for s in ranked(spans(problem.starter_code), run.tests)] == ["mul", "double"]
+    lines = {t.name: t.lines for t in run.tests}
+    assert lines == {"tests/test_calc.py::test_mul": [1, 2], "tests/test_calc.py::test_double": [1, 2, 5, 6],
+                     "tests/test_calc.py::test_zero": [1, 2]}  # fmt: skip
+    # line 2 (and 1): 2 failing, 1 passing; lines 5-6: 1 failing, 0 passing; ties: fewer passing, then earlier
+    assert ranked_lines(spans(problem.starter_code), run.tests) == [1, 2, 5, 6]
 
 
 def _test(passed: bool, calls: list[int] | None) -> TestResult:
@@ -45,6 +50,17 @@ def _test(passed: bool, calls: list[int] | None) -> TestResult:
 def test_rendering_methods_come_last_as_pytest_runs_them_for_every_failure() -> None:
     tests = [_test(False, [1, 10]), _test(False, [1, 5, 10]), _test(True, [1, 5])]
     assert [s.qualname for s in ranked(spans(SOURCE), tests)] == ["mul", "double", "P.__repr__"]
+
+
+def test_lines_rank_by_ochiai_and_never_inside_rendering_methods() -> None:
+    def lines(passed: bool, ran: list[int] | None) -> TestResult:
+        return TestResult(status="passed" if passed else "failed", lines=ran)
+
+    tests = [lines(False, [1, 2, 11]), lines(False, [1, 2, 5, 6, 11]), lines(True, [1, 2, 5, 6])]
+    # 1-2: 2 failing, 1 passing (0.82); 5-6: 1 failing, 1 passing (0.5); 11 (__repr__) never
+    assert ranked_lines(spans(SOURCE), tests) == [1, 2, 5, 6]
+    assert ranked_lines(spans(SOURCE), [lines(False, None), lines(True, [1])]) == []
+    assert ranked_lines(spans(SOURCE), [lines(True, [1, 2])]) == []
 
 
 def test_no_ranking_without_calls_or_without_a_failing_test() -> None:
