@@ -189,10 +189,12 @@ class DebugSession(Session):
         return self._record(self._execute(index, messages, reply, author="search"))
 
     def _run_file(self, program: str) -> RunResult:
-        """The test command on an edited file, within `debug.search.run_timeout_s`."""
+        """The test command on an edited file, within the search's run timeout (`run_timeout`)."""
         limits = getattr(self.sandbox, "limits", None)
         if isinstance(limits, Limits):
-            limits = replace(limits, timeout_s=min(limits.timeout_s, self.debug.search.run_timeout_s))
+            limits = replace(
+                limits, timeout_s=edit_search.run_timeout(self.first_run, self.debug.search, limits.timeout_s)
+            )
         return self.sandbox.run(program, [], "pytest", limits=limits, project=self.problem.project())  # type: ignore[call-arg]
 
     def _candidate_turn(self) -> Turn:

@@ -91,6 +91,14 @@ def headers_last(source: str, lines: Iterable[int]) -> list[int]:
     return [n for n in order if n not in header] + header
 
 
+def run_timeout(before: RunResult, settings: SearchSettings, most: float) -> float:
+    """Seconds one edited file's test run may take: `run_timeout_s`, or three times what the
+    user's file took (its tests' time plus 2 s to start) when that is longer, never over `most`
+    (the debug command's own limit)."""
+    took = sum(t.duration_s for t in before.tests) + 2.0
+    return min(most, max(settings.run_timeout_s, 3 * took))
+
+
 def fixes(run: RunResult, before: RunResult) -> bool:
     """Every test passes and at least as many ran as before the edit."""
     return run.all_passed and len(run.tests) >= len(before.tests)

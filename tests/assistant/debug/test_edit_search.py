@@ -5,7 +5,7 @@ tests/assistant/cli/test_cli_debug_search.py)."""
 from __future__ import annotations
 
 from assistant.debug.debug_session import block_of
-from assistant.debug.edit_search import headers_last, search, search_lines
+from assistant.debug.edit_search import headers_last, run_timeout, search, search_lines
 from assistant.debug.edits import apply_search_replace
 from assistant.debug.failures import Failure, Frame
 from assistant.debug.localize import spans
@@ -86,3 +86,11 @@ def test_edits_run_side_by_side_and_the_first_in_order_that_fixes_wins() -> None
     assert found.tried == len(runs) == 3  # one whole batch ran
     capped = search(SOURCE, [6, 7, 8], lambda p: result(2, 1), result(2, 1), SearchSettings(workers=3, max_runs=4))
     assert capped.edit is None and capped.tried == 4  # the last batch is cut to the budget
+
+
+def test_a_run_may_take_three_times_the_users_file_but_never_more_than_the_debug_limit() -> None:
+    quick = RunResult(tests=[TestResult(status="failed", duration_s=0.5)])
+    slow = RunResult(tests=[TestResult(status="failed", duration_s=10.0)] * 2)
+    assert run_timeout(quick, SearchSettings(run_timeout_s=20), 120) == 20
+    assert run_timeout(slow, SearchSettings(run_timeout_s=20), 120) == 66
+    assert run_timeout(slow, SearchSettings(run_timeout_s=20), 40) == 40
