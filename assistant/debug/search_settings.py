@@ -7,16 +7,33 @@ from pydantic import Field
 
 from sandbox.sandbox_settings import Section
 
+PAIRS = (
+    ("match", "search"),
+    ("min", "max"),
+    ("any", "all"),
+    ("append", "extend"),
+    ("startswith", "endswith"),
+    ("lower", "upper"),
+    ("keys", "values"),
+    ("floor", "ceil"),
+    ("break", "continue"),
+    ("lstrip", "rstrip"),
+    ("first", "last"),
+)
+SIBLINGS = {a: b for pair in PAIRS for a, b in (pair, pair[::-1])}
+
 
 class SearchSettings(Section):
     """Which code is searched, how long, and the names swapped as commonly confused."""
 
     enabled: bool = Field(True, description="Try small edits of the implicated code before asking the model.")
     spans: int = Field(3, ge=1, description="The implicated functions or methods whose lines are searched.")
-    max_runs: int = Field(400, ge=1, description="The most edits tried (each runs the whole test command).")
-    max_seconds: float = Field(180, gt=0, description="The search stops after this many seconds.")
+    max_runs: int = Field(300, ge=1, description="The most edits tried (each runs the whole test command).")
+    max_seconds: float = Field(90, gt=0, description="The search stops after this many seconds.")
     workers: int = Field(2, ge=1, description="Edited files tested at the same time (sandbox containers).")
     run_timeout_s: float = Field(
         20, gt=0, description="Each edited file's test run stops after this many seconds (an edit can hang a loop)."
     )
-    siblings: dict[str, str] = Field(default_factory=dict, description="Names tried in place of each other.")
+    siblings: dict[str, str] = Field(
+        default_factory=lambda: dict(SIBLINGS), description="Names tried in place of each other."
+    )

@@ -111,3 +111,31 @@ def test_the_open_dialog_opens_a_debug_session_from_file_and_test_command(debug_
             assert app.controller.problem.test_command == "python -m pytest -q"
 
     asyncio.run(scenario())
+
+
+def test_a_bug_the_small_edit_search_fixes_shows_as_a_search_turn_without_the_model(
+    debug_app: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COBALT__DEBUG__SEARCH__ENABLED", "true")  # tests/conftest.py turns it off
+    off_by_one = BROKEN.replace("a + b", "a * b + 1")
+    (project / "calc.py").write_text(off_by_one)
+    client = ScriptedClient([])
+    app = debug_app(client)
+    phases: list[str] = []
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+r")
+            await wait_for(pilot, lambda: phases.append(app.controller.status.phase) or app.controller.busy is None)
+            await pilot.pause()
+            (turn,) = app.controller.turns
+            assert turn.author == "search" and app.controller.status.phase == PASSED
+            assert "search" in str(app.query_one(TurnTimeline).get_option_at_index(0).prompt)
+            await pilot.press("ctrl+a")
+            await pilot.pause()
+            assert (project / "calc.py").read_text() == BROKEN.replace("a + b", "a * b + 0")
+
+    asyncio.run(scenario())
+    assert client.requests == 0  # the model was never asked
+    assert any(p.startswith("trying small edits") for p in phases)
