@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 
 FLAGS = ("frames", "gc", "inspect", "harness", "pytest_internals", "builtins_patch", "fd3")
 FRAME_ATTRS = {
@@ -49,6 +50,10 @@ TEXT_SIGNS = (
     ("frames", re.compile(r"sys\._getframe|\bf_back\b|\bco_consts\b")),
 )
 BUILTIN_TYPES = {"int", "str", "float", "bool", "list", "dict", "tuple", "set", "object", "bytes", "complex"}
+PARSE_LOCK = threading.Lock()
+"""CPython 3.11's `ast.parse` is not safe in two threads at once: on larger modules it fails with
+"SystemError: AST constructor recursion depth mismatch" (cpython issue 106905);
+runs prepared side by side (the debug search, eval with --concurrency) parse one at a time."""
 
 
 def _module_flag(name: str) -> str | None:
@@ -135,7 +140,8 @@ def scan(program: str) -> list[str]:
         if pattern.search(program):
             found.add(flag)
     try:
-        tree = ast.parse(program)
+        with PARSE_LOCK:
+            tree = ast.parse(program)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         tree = None
     if tree is not None:

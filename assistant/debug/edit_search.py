@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, islice
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from assistant.debug.failures import Failure
 from assistant.debug.localize import Span
@@ -63,7 +63,7 @@ class Found:
         }
 
 
-def search_lines(spans: list[Span], failures: list[Failure], target: str, suspects: list[int] = ()) -> list[int]:
+def search_lines(spans: list[Span], failures: list[Failure], target: str, suspects: Sequence[int] = ()) -> list[int]:
     """The lines to search, in order: the failing frames inside the target (the deepest first, of
     the first failing test first) that lie in `spans`, then the `suspects` (the lines the failing
     tests ran, by suspiciousness: `spectrum.ranked_lines`), then every line of `spans` in their

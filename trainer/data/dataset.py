@@ -41,6 +41,7 @@ Message = dict[str, str]
 SCRIPTED_SOURCES = ("synthetic",)
 """Sessions whose turns after the first are scripted (trainer.repair.curriculum: mutant, then
 the canonical solution): they give prompts after their first turn only."""
+SEARCH = "search"  # the author of a turn found by `cobalt debug`'s small-edit search, not by the model
 
 
 def max_variance_subset(d: list[float], k: int = 4) -> list[int]:
@@ -313,8 +314,8 @@ def select(
         stats.add("tasks")
         problem = problems[task]
         trajs = [Trajectory.of(s) for s in group]
-        if all(t.rates[0] >= 1.0 for t in trajs):
-            stats.add("tasks_too_easy")
+        if all(t.rates[0] >= 1.0 and t.turns[0].author != SEARCH for t in trajs):
+            stats.add("tasks_too_easy")  # a bug the small-edit search fixed was not solved by the model
             continue
         debug = problem.source == "debug"  # `cobalt debug` or the TUI's debug session
         fmt = (group[0].meta or {}).get("edit_format", "") if debug else ""

@@ -61,3 +61,20 @@ def test_a_debug_session_gives_prompts_of_the_messages_it_saw_rewarded_by_the_te
     assert out[1] < 0  # no better than before
     assert out[2] == -1.0  # no edit at all
     assert Problem.from_dict(json.loads(row["problem"]), "t", check_paths=False).kind == "pytest"
+
+
+def test_a_bug_the_small_edit_search_fixed_is_a_first_turn_prompt_not_a_task_too_easy(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, sandbox
+) -> None:
+    monkeypatch.setenv("COBALT__DEBUG__SEARCH__ENABLED", "true")  # tests/conftest.py turns it off
+    (project / "calc.py").write_text(DOUBLE.replace("a + b", "a * b + 1"))
+    use_model(monkeypatch, ScriptedClient([]))
+    assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--json"]) == 0
+    with Store.open() as store:
+        (stored,) = store.sessions()
+        record = store.session(stored.id)
+    assert [t.author for t in record.turns] == ["search"] and record.turns[0].public_pass_rate == 1.0
+    chosen = select([record])
+    (first,) = chosen.train  # the prompt the model would have seen, for the model to answer
+    assert first.messages() == record.turns[0].messages and first.prev_best == 0.0
+    assert chosen.stats.to_dict().get("tasks_too_easy", 0) == 0
