@@ -16,7 +16,6 @@ from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import BLOCK, SEARCH_REPLACE, apply_reply
 from assistant.debug.localize import Span, implicated, spans
-from assistant.debug.small_edits import SmallEdit
 from assistant.debug.spectrum import ranked, ranked_lines
 from assistant.debug.test_code import test_source
 from assistant.errors import UserError
@@ -74,7 +73,6 @@ class DebugSession(Session):
         self.meta.setdefault("edit_format", debug.edit_format)
         self.meta.setdefault("baseline_pass_rate", first_run.pass_rate)  # the user's file (dataset build)
         self._shown: dict[int, list[str]] = {}  # turn -> the functions its prompt showed in full
-        self._searched = False
 
     # --- the file as it stands ------------------------------------------------------
 
@@ -160,7 +158,7 @@ class DebugSession(Session):
         """One turn; first of all the small-edit search (`debug.search`), a turn only when it
         fixes the file; with `debug.candidates` > 1, several edits tried side by side and the one
         passing the most tests kept (`assistant.debug.candidates`)."""
-        if self.debug.search.enabled and not self.turns and not self._searched:
+        if self.debug.search.enabled and not self.turns and "search" not in self.meta:
             found = self.search_turn()
             if found is not None:
                 return found
@@ -171,8 +169,7 @@ class DebugSession(Session):
     def search_turn(self) -> Turn | None:
         """The small-edit search (assistant/debug/edit_search.py) over the implicated functions:
         a turn by `search` holding the fix as a SEARCH/REPLACE reply, or None when no small edit
-        makes every test pass. Its outcome is in meta["search"] either way."""
-        self._searched = True
+        makes every test pass. Its outcome is in meta["search"] either way (so it runs once)."""
         sid, index, messages = self._start(), len(self.turns), self.context()
         source, run, failed, found = self._implicated(self.debug.search.spans)
         suspects = ranked_lines(spans(source), run.tests)
@@ -185,7 +182,7 @@ class DebugSession(Session):
         if result.edit is None:
             return None
         self._emit(TurnStarted(sid, index, 0, None, author="search"))
-        reply = SEARCHED.format(tried=result.tried, what=what) + "\n\n" + block_of(source, result.edit)
+        reply = SEARCHED.format(tried=result.tried, what=what) + "\n\n" + edit_search.block_of(source, result.edit)
         return self._record(self._execute(index, messages, reply, author="search"))
 
     def _run_file(self, program: str) -> RunResult:
@@ -237,21 +234,6 @@ class DebugSession(Session):
         if not failed:
             return f"All tests pass ({fails.summary(public)})."
         return fails.render(failed[0], self.debug.failure_chars)
-
-
-def block_of(source: str, edit: SmallEdit) -> str:
-    """The edit as a SEARCH/REPLACE block, with as many lines around it as make its SEARCH part
-    occur once in `source`."""
-    lines = source.splitlines(keepends=True)
-    at, before, after = edit.line - 1, 0, 0
-    while True:
-        search = "".join(lines[at - before : at + after + 1])
-        if source.count(search) == 1 or (before >= at and at + after + 1 >= len(lines)):
-            break
-        before, after = min(before + 1, at), min(after + 1, len(lines) - at - 1)
-    replace = "".join(lines[at - before : at]) + edit.after + "".join(lines[at + 1 : at + after + 1])
-    search, replace = (part if part.endswith("\n") else part + "\n" for part in (search, replace))
-    return f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE"
 
 
 class LimitedRunner:

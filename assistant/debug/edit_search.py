@@ -137,3 +137,18 @@ def unique(edits: Iterable[SmallEdit]) -> Iterator[SmallEdit]:
         if edit.source not in seen:
             seen.add(edit.source)
             yield edit
+
+
+def block_of(source: str, edit: SmallEdit) -> str:
+    """The edit as a SEARCH/REPLACE block, with as many lines around it as make its SEARCH part
+    occur once in `source`."""
+    lines = source.splitlines(keepends=True)
+    at, before, after = edit.line - 1, 0, 0
+    while True:
+        old = "".join(lines[at - before : at + after + 1])
+        if source.count(old) == 1 or (before >= at and at + after + 1 >= len(lines)):
+            break
+        before, after = min(before + 1, at), min(after + 1, len(lines) - at - 1)
+    new = "".join(lines[at - before : at]) + edit.after + "".join(lines[at + 1 : at + after + 1])
+    old, new = (part if part.endswith("\n") else part + "\n" for part in (old, new))
+    return f"<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE"

@@ -17,6 +17,11 @@ from sandbox.api import TestResult
 RENDERING = {"__repr__", "__str__", "__format__"}  # pytest's failure report runs these for any failing test
 
 
+def ochiai(ef: int, ep: int, failing: int) -> float:
+    """ef / sqrt(F (ef + ep)): ef, ep the failing and passing tests that ran it, F all failing tests."""
+    return ef / math.sqrt(failing * (ef + ep))
+
+
 def ranked(all_spans: list[Span], tests: Iterable[TestResult], least: float = 0.0) -> list[Span]:
     """Functions and methods by suspiciousness, highest first (ties: fewer passing tests that
     ran it, then the smaller span); [] when no test reports its calls or none fails."""
@@ -39,7 +44,7 @@ def ranked(all_spans: list[Span], tests: Iterable[TestResult], least: float = 0.
     if not failing:
         return []
     scored = [
-        (ef[s] / math.sqrt(failing * (ef[s] + ep.get(s, 0))), -ep.get(s, 0), -s.size, s)
+        (ochiai(ef[s], ep.get(s, 0), failing), -ep.get(s, 0), -s.size, s)
         for s in ef  # a function no failing test ran is not suspicious
     ]
     scored.sort(key=lambda t: (t[3].name not in RENDERING, *t[:3]), reverse=True)
@@ -67,5 +72,5 @@ def ranked_lines(all_spans: list[Span], tests: Iterable[TestResult]) -> list[int
         span = innermost(all_spans, line)
         return span is not None and span.name in RENDERING
 
-    scored = [(-ef[n] / math.sqrt(failing * (ef[n] + ep[n])), ep[n], n) for n in ef if not rendering(n)]
+    scored = [(-ochiai(ef[n], ep[n], failing), ep[n], n) for n in ef if not rendering(n)]
     return [n for *_, n in sorted(scored)]

@@ -4,8 +4,7 @@ tests/assistant/cli/test_cli_debug_search.py)."""
 
 from __future__ import annotations
 
-from assistant.debug.debug_session import block_of
-from assistant.debug.edit_search import headers_last, run_timeout, search, search_lines
+from assistant.debug.edit_search import block_of, headers_last, run_timeout, search, search_lines
 from assistant.debug.edits import apply_search_replace
 from assistant.debug.failures import Failure, Frame
 from assistant.debug.localize import spans
