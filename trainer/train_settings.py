@@ -42,6 +42,13 @@ class MixSettings(Section):
     max_synthetic: int | None = Field(
         None, ge=0, description="Training prompts of the synthetic part at most (null: no cap)."
     )
+    own_unsolved: int = Field(
+        0,
+        ge=0,
+        description="Per task of the own part, this many trajectories that failed their first turn and never "
+        "solved the task also give their partial prompts (the model's own wrong programs with their feedback); "
+        "0: the paper's filter (only trajectories that improved and solved it).",
+    )
     synthetic_render: Literal["served", "canonical", "any"] = Field(
         "served",
         description="Synthetic sessions of this rendering only (configs/repair.yaml curriculum.render; "

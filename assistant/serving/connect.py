@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from assistant.serving import adapters, models
 from assistant.serving.chat import ChatClient
-from assistant.serving.server import ServerError, ensure, load_adapter, served_models
+from assistant.serving.server import ServerError, ServerInfo, ensure, load_adapter, running, served_models
 from assistant.serving.token_bias import triple_quote_ban
 
 if TYPE_CHECKING:
@@ -43,8 +43,9 @@ def resolve_client(
     is_local = name in models.catalog() or models.is_prepared(name, paths) or Path(name).expanduser().is_dir()
     if not is_local and is_provider_model(name):
         return ChatClient(name, display_name=name, **common)
-    info = ensure(server, paths, name, progress=progress, merged=adapter is None)
     root = adapters.adapters_root(paths.data_dir)
+    merged = adapter is None or serves_merged(running(paths), root, adapter)
+    info = ensure(server, paths, name, progress=progress, merged=merged)
     if info.merged:  # the promoted adapter merged into the base, at full speed
         entry = adapters.current_adapter(root, info.model)
         if entry is not None and entry["name"] != info.merged:
@@ -85,6 +86,16 @@ def resolve_client(
     client.adapter_version = None if target == info.model else target
     client.tokenizer_dir = str(info.model_path)
     return client
+
+
+def serves_merged(info: ServerInfo | None, root: Path, adapter: str) -> bool:
+    """Whether the running server already serves version `adapter` merged into its base: then
+    `--adapter vN` of the promoted version uses the merged checkpoint (full speed) instead of
+    refusing or hot-loading a second copy of the same weights."""
+    if info is None or not info.merged or adapter == "base":
+        return False
+    found = adapters.registered_version(root, info.model, adapter)
+    return found is not None and adapters.served_name(info.model, found[0]) == info.merged
 
 
 def local_bias(settings: ModelSettings, tokenizer_dir: str | Path) -> dict[int, float] | None:

@@ -189,8 +189,10 @@ FILTER_ORDER = (
     "trajectories_never_solved",
     "trajectories_downsampled",
     "trajectories_kept",
+    "trajectories_unsolved",
     "prompts_first_turn",
     "prompts_partial",
+    "prompts_unsolved",
     "prompts_stopped_all_passed",
     "prompts_tampered_context",
     "prompts_duplicate",
@@ -288,10 +290,14 @@ def select(
     max_context: int = 3,
     stats: BuildStats | None = None,
     style: PromptStyle | None = None,
+    unsolved: int = 0,
 ) -> Selection:
     """Apply the task and trajectory filters of docs/method.md to sessions that carry their
     problem; sessions without turns or without a problem are counted and skipped. Every
-    prompt is written in `style` (default: prompts.style())."""
+    prompt is written in `style` (default: prompts.style()). `unsolved` > 0 also keeps, per
+    task, that many trajectories that failed their first turn and never solved it (the
+    least improved first, never the validation one): their partial prompts are the model's own
+    wrong programs with their feedback, which the paper's filter drops."""
     stats = stats or BuildStats()
     style = style or prompts.style()
     by_task: dict[str, list[SessionRecord]] = {}
@@ -340,6 +346,8 @@ def select(
             stats.add("prompts_partial", len(found))
             train.extend(found)
         smallest = min(trajs, key=lambda t: t.d)  # the first on ties
+        if unsolved and not debug:
+            train.extend(unsolved_prompts(task, problem, trajs, [*kept, smallest], unsolved, max_context, stats, style))
         if debug:
             validation.extend(debug_prompts(task, problem, smallest, fmt)[: max_context + 1])
         else:
@@ -349,6 +357,26 @@ def select(
             )
         val_problems.append(problem)
     return Selection(dedupe(train, stats), dedupe(validation), val_problems, stats)
+
+
+def unsolved_prompts(
+    task: str,
+    problem: Problem,
+    trajs: list[Trajectory],
+    taken: list[Trajectory],
+    n: int,
+    max_context: int,
+    stats: BuildStats,
+    style: PromptStyle,
+) -> list[PartialPrompt]:
+    """Partial prompts of up to `n` trajectories not in `taken` that failed at turn 0 and
+    never passed every test, least improved first (stable)."""
+    others = [t for t in trajs if all(t is not o for o in taken) and max(t.rates) < 1.0]
+    chosen = sorted(others, key=lambda t: t.d)[:n]
+    stats.add("trajectories_unsolved", len(chosen))
+    out = [p for t in chosen for p in partial_prompts(task, problem, t, t.context_limit or max_context, stats, style)]
+    stats.add("prompts_unsolved", len(out))
+    return out
 
 
 def dedupe(items: list[PartialPrompt], stats: BuildStats | None = None) -> list[PartialPrompt]:

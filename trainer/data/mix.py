@@ -104,7 +104,8 @@ def select_mix(
     parts = _parts(sessions, mix.synthetic_render, stats)
     chosen: dict[str, Selection] = {}
     for origin in ORIGINS:
-        sel = select(parts[origin], k=k, max_context=max_context, stats=stats, style=style)
+        unsolved = mix.own_unsolved if origin == OWN else 0
+        sel = select(parts[origin], k=k, max_context=max_context, stats=stats, style=style, unsolved=unsolved)
         for p in sel.train + sel.validation:
             p.origin = origin
         chosen[origin] = sel

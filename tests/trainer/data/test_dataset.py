@@ -124,6 +124,29 @@ def test_stop_after_two_all_passed_feedbacks_and_dedupe() -> None:
     assert c["prompts_duplicate"] == 1  # twin's one-turn context equals long's
 
 
+def test_unsolved_trajectories_give_prompts_only_when_asked() -> None:
+    mid = sum_problem("mid")
+    group = [
+        session(mid, [0.0, 1.0], "solved"),
+        session(mid, [0.25, 0.25, 0.25], "flat"),  # the smallest d: validation
+        session(mid, [0.0, 0.5], "improved"),  # changed, never solved
+        session(mid, [0.5, 0.25, 0.5], "wobbly"),
+    ]
+    plain = select(group, k=4, max_context=3)
+    assert {p.session_id for p in plain.train} == {None, "solved"}  # the paper's filter
+    assert "prompts_unsolved" not in plain.stats.counts
+    one = select(group, k=4, max_context=2, unsolved=1)
+    assert {p.session_id for p in one.train} == {None, "solved", "wobbly"}  # least improved (d 0.25), not "flat"
+    wobbly = [p for p in one.train if p.session_id == "wobbly"]
+    assert [len(p.turns) for p in wobbly] == [1, 2] and [p.prev_best for p in wobbly] == [0.5, 0.5]
+    assert {p.session_id for p in one.validation} == {None, "flat"}
+    two = select(group, k=4, max_context=1, unsolved=5)
+    assert {p.session_id for p in two.train} == {None, "solved", "wobbly", "improved"}
+    assert all(len(p.turns) == 1 for p in two.train if p.session_id in ("wobbly", "improved"))
+    c = two.stats.counts
+    assert (c["trajectories_unsolved"], c["prompts_unsolved"]) == (2, 2)
+
+
 def test_validation_is_the_smallest_d_trajectory_per_task() -> None:
     chosen = select(_sessions(), k=4, max_context=3)
     assert [p.id for p in chosen.validation_problems] == ["mid", "many"]

@@ -1,7 +1,8 @@
 """The promoted adapter merged into its base (tiny model): promote makes `v<N>/merged`
 atomically, its logits equal the base + LoRA's, and the next server start for the assistant
-serves it under the adapter's name (answering as the hot-loaded adapter does), while
-callers that need the bare base are refused with one sentence."""
+serves it under the adapter's name (answering as the hot-loaded adapter does; `--adapter vN`
+of that version uses it too), while callers that need the bare base are refused with one
+sentence."""
 
 from __future__ import annotations
 
@@ -63,6 +64,9 @@ def test_the_next_server_start_serves_the_merged_adapter(home_config: Any, tmp_p
         hot = tiny_server.chat_client(max_tokens=12)
         hot.model = "hosted_vllm/merge-test-v1"
         assert merged_text == hot.chat(PROMPT, temperature=0.0).text
+        same = open_client(settings, "tiny", adapter=f"v{item.version}", progress=lambda _: None)
+        assert same.model == f"hosted_vllm/{item.name}" and same.adapter_version == item.name
+        assert server.served_models(info.api_base) == [item.name]  # the merged one, nothing hot-loaded
         with pytest.raises(server.ServerError, match="merged into tiny"):
             open_client(settings, "tiny", adapter="base")
     finally:
