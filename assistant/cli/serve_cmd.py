@@ -51,11 +51,12 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         info = server.ensure(section, paths, model, merged=merged)
         print(f"serving {info.model} at {info.api_base} (pid {info.pid})")
         return 0
-    existing = server.running(paths)
-    if existing is not None:
-        print(f"a server for {existing.model} already runs at {existing.url} (pid {existing.pid})")
-        return 0
-    info, proc = server.start(section, paths, model, merged=merged)
+    with server.start_lock(paths):
+        existing = server.running(paths)
+        if existing is not None:
+            print(f"a server for {existing.model} already runs at {existing.url} (pid {existing.pid})")
+            return 0
+        info, proc = server.start(section, paths, model, merged=merged)
     print(f"serving {info.model} at {info.api_base}; Ctrl-C to stop")
 
     def _terminate(signum: int, frame: Any) -> None:

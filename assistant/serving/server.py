@@ -10,6 +10,7 @@ registry's layout is `assistant.serving.adapters`'.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -17,9 +18,10 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from assistant.errors import UserError
 from assistant.serving import adapters, models, vllm_args
@@ -271,20 +273,34 @@ def ensure(
     current adapter and nothing else may pass `merged` (see `start`); the others (the base
     model, other versions, hot-loading) get an error from a server running a merged one."""
     name = model
-    info = running(paths)
-    if info is not None:
-        if info.model == name or info.model_path == str(Path(name).expanduser().resolve()):
-            if info.merged and not merged:
-                raise ServerError(
-                    f"the server at {info.url} serves adapter {info.merged} merged into {info.model}, "
-                    f"not the bare base model; stop it with `cobalt serve --stop` first"
-                )
-            return info
-        raise ServerError(
-            f"a server for {info.model} already runs at {info.url}; stop it with `cobalt serve --stop` to serve {name}"
-        )
-    info, _ = start(server, paths, name, progress=progress, merged=merged)
-    return info
+    with start_lock(paths):  # a second caller waits for this start and then reuses the server
+        info = running(paths)
+        if info is not None:
+            if info.model == name or info.model_path == str(Path(name).expanduser().resolve()):
+                if info.merged and not merged:
+                    raise ServerError(
+                        f"the server at {info.url} serves adapter {info.merged} merged into {info.model}, "
+                        f"not the bare base model; stop it with `cobalt serve --stop` first"
+                    )
+                return info
+            raise ServerError(
+                f"a server for {info.model} already runs at {info.url}; "
+                f"stop it with `cobalt serve --stop` to serve {name}"
+            )
+        info, _ = start(server, paths, name, progress=progress, merged=merged)
+        return info
+
+
+@contextmanager
+def start_lock(paths: PathsSettings) -> Iterator[None]:
+    """Held (flock on `<data>/server.lock`) while a caller checks for a running server and
+    starts one: two commands starting at once get one server, not two (vLLM binds its port
+    only after loading the model, so the port check alone lets both start). The kernel frees
+    the lock when its holder dies."""
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    with open(paths.data_dir / "server.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def stop_process(proc_or_pid: subprocess.Popen | int, grace_s: float = 15.0) -> None:

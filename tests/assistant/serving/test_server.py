@@ -68,3 +68,21 @@ def test_server_dying_during_startup_is_reported(home_config, tmp_path: Path) ->
     with pytest.raises(server.ServerError, match="exited during start-up"):
         server.start(home_config.server, home_config.paths, str(broken), port=free_port(), progress=lambda _: None)
     assert server.running(home_config.paths) is None
+
+
+@pytest.mark.server
+def test_two_starts_at_once_share_one_server(home_config) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.conftest import free_port
+
+    settings = home_config.server.model_copy(update={"port": free_port()})
+    with ThreadPoolExecutor(2) as pool:
+        found = list(
+            pool.map(lambda _: server.ensure(settings, home_config.paths, "tiny", progress=lambda _: None), [0, 1])
+        )
+    try:
+        assert found[0].pid == found[1].pid  # the second waited for the first start and reused it
+        assert server.running(home_config.paths).pid == found[0].pid
+    finally:
+        server.stop(home_config.paths)
