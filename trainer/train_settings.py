@@ -89,6 +89,13 @@ class RewardSettings(Section):
     overlong_penalty: float = Field(
         0.0, description="Most a completion loses for length (0 disables the soft overlong penalty)."
     )
+    unchanged_penalty: float = Field(
+        0.0,
+        ge=0,
+        description="Subtracted when a completion resubmits its context's last program unchanged (by "
+        "extract.code_key) and that program does not pass every test; 0: the paper's reward, under which an "
+        "unchanged resubmission (-0.1) beats any change that passes fewer tests (down to -0.2).",
+    )
     overlong_buffer: int = Field(
         64, description="The penalty grows linearly over the last this-many tokens of max_completion_length."
     )

@@ -112,6 +112,21 @@ def score(
     return float(min(1.0, max(-1.0, total)))
 
 
+def last_program(prompt: Any) -> str | None:
+    """The program of the prompt's last assistant turn (None on a first-turn prompt)."""
+    if isinstance(prompt, list):
+        for message in reversed(prompt):
+            if message.get("role") == "assistant":
+                return extract.code(message.get("content") or "")
+    return None
+
+
+def resubmitted(program: str, prompt: Any) -> bool:
+    """Whether `program` is the prompt's last program again (same syntax tree)."""
+    before = last_program(prompt)
+    return before is not None and extract.code_key(before) == extract.code_key(program)
+
+
 def completion_text(completion: Any) -> str:
     """TRL gives a string (plain prompts) or a list of messages (conversational)."""
     if isinstance(completion, str):
@@ -150,6 +165,7 @@ class SandboxReward:
             "programs_run": 0,
             "tampered": 0,
             "flagged": 0,
+            "unchanged": 0,
         }
 
     def _problem(self, blob: str) -> Problem:
@@ -213,6 +229,7 @@ class SandboxReward:
             "programs_run": len(jobs),
             "tampered": 0,
             "flagged": 0,
+            "unchanged": 0,
         }
         for i, (text, slot) in enumerate(zip(texts, slots)):
             tokens = len(completion_ids[i]) if completion_ids is not None else 0
@@ -231,6 +248,9 @@ class SandboxReward:
                 batch["malformed"] += 1
             batch["tampered"] += int(result.tampered)
             batch["flagged"] += int(bool(result.flags))
+            if not formats[i] and result.pass_rate < 1.0 and resubmitted(programs[i] or "", prompts[i]):
+                batch["unchanged"] += 1
+                penalty -= s.unchanged_penalty
             rewards.append(
                 score(
                     text,

@@ -101,11 +101,13 @@ class FlakyRunner:
         return out
 
 
-def _call(reward: SandboxReward, replies: list[str], prev: float = 0.0) -> list[float | None]:
+def _call(
+    reward: SandboxReward, replies: list[str], prev: float = 0.0, context: list | None = None
+) -> list[float | None]:
     blob = json.dumps(sum_problem().to_dict())
     completions = [[{"role": "assistant", "content": r}] for r in replies]
     return reward(
-        prompts=[[]] * len(replies),
+        prompts=[context or []] * len(replies),
         completions=completions,
         problem=[blob] * len(replies),
         prev_best=[prev] * len(replies),
@@ -155,6 +157,29 @@ def test_reward_function_on_the_real_sandbox(sandbox) -> None:
     assert reward.totals["faults_dropped"] == 0 and reward.totals["programs_run"] == 7
     improved = _call(reward, [answer(three)], prev=0.4)
     assert improved == [pytest.approx(0.2 + 0.1 * 0.2 / 0.6)]
+
+
+@pytest.mark.docker
+def test_an_unchanged_failing_resubmission_loses_the_unchanged_penalty(sandbox) -> None:
+    three = "a, b = map(int, input().split())\nprint(a + b if a > 1 else 9)"  # 3 of 5 tests
+    two = "a, b = map(int, input().split())\nprint(a + b if a > 5 else 1)"  # 2 of 5 tests
+    context = [
+        {"role": "user", "content": "the task"},
+        {"role": "assistant", "content": answer(three)},
+        {"role": "user", "content": "Input: 1 1 ..."},
+    ]
+    again = answer("a, b = map(int, input().split())\n\n# the same\nprint(a + b if a > 1 else 9)")
+    replies = [again, answer(two), answer(RIGHT_SUM)]
+    paper = SandboxReward(sandbox, RewardSettings(retry_wait_s=0), limits=Limits(timeout_s=3.0))
+    plain = _call(paper, replies, prev=0.6, context=context)
+    assert plain == [pytest.approx(-0.1), pytest.approx(-0.1 + 0.1 * -0.2 / 0.6), 1.0]  # unchanged beats worse
+    assert paper.totals["unchanged"] == 1  # counted (same syntax tree), not penalised
+    shaped = SandboxReward(sandbox, RewardSettings(retry_wait_s=0, unchanged_penalty=0.2), limits=Limits(timeout_s=3.0))
+    out = _call(shaped, replies, prev=0.6, context=context)
+    assert out == [pytest.approx(-0.3), plain[1], 1.0]  # now below any change
+    assert _call(shaped, [answer(three)], prev=0.6) == [pytest.approx(-0.1)]  # no earlier program: no penalty
+    correct_context = [context[0], {"role": "assistant", "content": answer(RIGHT_SUM)}, context[2]]
+    assert _call(shaped, [answer(RIGHT_SUM)], prev=1.0, context=correct_context) == [1.0]  # correct kept: fine
 
 
 @pytest.mark.docker
