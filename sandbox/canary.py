@@ -21,6 +21,7 @@ import os
 import random
 from dataclasses import dataclass
 
+from sandbox import pyast
 from sandbox.api import TestCase
 from sandbox.checks import Check
 
@@ -67,7 +68,7 @@ class _Refresh(ast.NodeTransformer):
 def _parts(snippet: str) -> tuple[str, ast.stmt] | None:
     """(setup lines, last statement) of a snippet whose last statement starts its own line."""
     try:
-        tree = ast.parse(snippet)
+        tree = pyast.parse(snippet)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     if not tree.body or (len(tree.body) > 1 and (tree.body[-2].end_lineno or 0) >= tree.body[-1].lineno):
@@ -151,7 +152,7 @@ def pytest_canary(project_dir: str) -> PytestCanary | None:
     model = max(files, key=lambda path: path.split("/"))
     try:
         with open(os.path.join(root, model), encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
+            tree = pyast.parse(fh.read())
     except (OSError, UnicodeError, SyntaxError, ValueError):
         tree = ast.Module(body=[], type_ignores=[])
     imports = [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]

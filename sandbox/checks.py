@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from sandbox import pyast
 from sandbox.harness.plain import NotPlain, decode
 
 REPR_CAP = 1000
@@ -167,7 +168,7 @@ def _shape(test: ast.expr) -> tuple[str, ast.AST, Any, float, bool] | None:
 def value_check(snippet: str) -> Check | None:
     """The Check for a snippet whose last statement has a value-test shape, else None."""
     try:
-        tree = ast.parse(snippet)
+        tree = pyast.parse(snippet)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None  # the harness reports the snippet's own error
     if not tree.body or not isinstance(tree.body[-1], ast.Assert):

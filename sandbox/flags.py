@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import ast
 import re
-import threading
+
+from sandbox import pyast
 
 FLAGS = ("frames", "gc", "inspect", "harness", "pytest_internals", "builtins_patch", "fd3")
 FRAME_ATTRS = {
@@ -50,10 +51,6 @@ TEXT_SIGNS = (
     ("frames", re.compile(r"sys\._getframe|\bf_back\b|\bco_consts\b")),
 )
 BUILTIN_TYPES = {"int", "str", "float", "bool", "list", "dict", "tuple", "set", "object", "bytes", "complex"}
-PARSE_LOCK = threading.Lock()
-"""CPython 3.11's `ast.parse` is not safe in two threads at once: on larger modules it fails with
-"SystemError: AST constructor recursion depth mismatch" (cpython issue 106905);
-runs prepared side by side (the debug search, eval with --concurrency) parse one at a time."""
 
 
 def _module_flag(name: str) -> str | None:
@@ -140,8 +137,7 @@ def scan(program: str) -> list[str]:
         if pattern.search(program):
             found.add(flag)
     try:
-        with PARSE_LOCK:
-            tree = ast.parse(program)
+        tree = pyast.parse(program)  # thread-safe: runs are prepared side by side
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         tree = None
     if tree is not None:

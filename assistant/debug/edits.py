@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from assistant.debug.localize import spans
 from assistant.loop import extract
+from sandbox import pyast
 
 FUNCTIONS, SEARCH_REPLACE = "functions", "search_replace"
 FORMATS = (FUNCTIONS, SEARCH_REPLACE)
@@ -32,7 +33,7 @@ class EditResult:
 
 def _parses(source: str) -> str | None:
     try:
-        ast.parse(source)
+        pyast.parse(source)
     except SyntaxError as exc:
         return f"line {exc.lineno}: {exc.msg}"
     return None
@@ -59,7 +60,7 @@ def _segment(reply_code: str, node: ast.AST) -> str:
 def _after_imports(source: str) -> int:
     """The line index after the module's last top-level import (0 when none or unparsable)."""
     try:
-        body = ast.parse(source).body
+        body = pyast.parse(source).body
     except SyntaxError:
         return 0
     return max((n.end_lineno or 0 for n in body if isinstance(n, (ast.Import, ast.ImportFrom))), default=0)
@@ -97,7 +98,7 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
         return EditResult(None, "the reply holds no ```python block with the changed functions")
     code, owners = _dotted_defs(textwrap.dedent(code))
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except SyntaxError as exc:
         return EditResult(None, f"the reply's code does not parse (line {exc.lineno}: {exc.msg})")
     lines = source.splitlines(keepends=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from assistant.debug.localize import Span
+from sandbox import pyast
 
 OUTLINE, SIGNATURES, KEPT_ONLY = 2, 1, 0
 SHORT_STATEMENT = 3  # lines: a longer constant is shown as `NAME = ...`
@@ -72,7 +73,7 @@ def render(source: str, keep: list[Span], detail: int = OUTLINE) -> str:
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     out: list[str] = []
-    for node in ast.parse(source).body:
+    for node in pyast.parse(source).body:
         span = _kept(node, keep) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
         if span is not None:
             out += _lines(lines, span.start, span.end)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from assistant.debug.failures import Failure
+from sandbox import pyast
 
 WORD = re.compile(r"[A-Za-z_]\w*")
 TEST_DIRS = {"tests", "test", "testing"}
@@ -49,7 +50,7 @@ def _span(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str
 def spans(source: str) -> list[Span]:
     """Every top-level function and class of `source`, and every method of those classes."""
     out: list[Span] = []
-    for node in ast.parse(source).body:
+    for node in pyast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.append(_span(node, "function"))
         elif isinstance(node, ast.ClassDef):

@@ -19,6 +19,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Collection, Iterable, Iterator
 
+from sandbox import pyast
+
 NEAR = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}  # tried first
 COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 ARITHMETIC = {"+": "-", "-": "+", "+=": "-=", "-=": "+=", "//": "/", "/": "//"}
@@ -226,7 +228,7 @@ def _variable_edits(line: str, lineno: int, nodes: list[ast.AST], local: list[st
 
 def _parses(source: str) -> bool:
     try:
-        ast.parse(source)
+        pyast.parse(source)
     except SyntaxError:
         return False
     return True
@@ -242,7 +244,7 @@ def small_edits(
     file once; on a line, by `ORDER`; only those of `operators` when given. Nothing when `source`
     does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
         tokens = _tokens(source)
     except (SyntaxError, tokenize.TokenError):
         return

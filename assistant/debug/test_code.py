@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from sandbox import pyast
+
 
 def test_source(project_dir: str | Path | None, node_id: str, max_lines: int = 30, line: int | None = None) -> str:
     """The test's source ('' when the file or the function cannot be found or parsed). A longer
@@ -20,7 +22,7 @@ def test_source(project_dir: str | Path | None, node_id: str, max_lines: int = 3
     path = Path(project_dir) / file
     try:
         text = path.read_text(encoding="utf-8")
-        body = ast.parse(text).body
+        body = pyast.parse(text).body
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return ""
     node: ast.AST | None = None

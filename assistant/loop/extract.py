@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import re
 
+from sandbox import pyast
+
 THINK_END = "</think>"
 THINK_START = "<think>"
 PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3"})
@@ -81,7 +83,7 @@ def code_key(program: str | None) -> str:
     the docstring of the program it copies), or the whitespace-normalised text when it does
     not parse."""
     try:
-        tree = ast.parse(program or "")
+        tree = pyast.parse(program or "")
     except (SyntaxError, ValueError):
         return normalise(program)
     for node in ast.walk(tree):

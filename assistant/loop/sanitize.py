@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from sandbox import pyast
+
 KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -39,7 +41,7 @@ def sanitize(program: str) -> str:
     constants and docstrings blanked out (line numbers stay); unchanged when it does not parse (the
     run then reports the syntax error) or when nothing is cut."""
     try:
-        tree = ast.parse(program)
+        tree = pyast.parse(program)
     except (SyntaxError, ValueError):
         return program
     defined = _defined_names(tree)

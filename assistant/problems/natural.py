@@ -22,6 +22,7 @@ import yaml
 from assistant.interfaces import BatchRunner
 from assistant.problems.schema import Problem, ProblemError
 from assistant.problems.sources import parse_jsonl
+from sandbox import pyast
 from sandbox.api import Job
 
 NATURAL_DIR = Path(__file__).resolve().parents[2] / "examples" / "natural"
@@ -114,7 +115,7 @@ def natural_ids() -> list[str]:
 
 def _defines(reference: str, name: str) -> bool:
     try:
-        tree = ast.parse(reference)
+        tree = pyast.parse(reference)
     except SyntaxError:
         return False
     return any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body)

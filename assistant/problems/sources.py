@@ -27,6 +27,7 @@ from typing import Any
 
 from assistant.problems.jsonl import json_lines
 from assistant.problems.schema import Problem, ProblemError, dedupe
+from sandbox import pyast
 from sandbox.api import TestCase
 
 SETUP_NODES = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign)
@@ -88,7 +89,7 @@ def _lines(source: str, node: ast.stmt) -> str:
 def split_check(test_source: str, entry_point: str) -> list[TestCase]:
     """One function test per top-level assert of `check(candidate)`; see the module doc."""
     rename = re.compile(r"\bcandidate\b")
-    tree = ast.parse(test_source)
+    tree = pyast.parse(test_source)
     check = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"), None)
     if check is None:
         raise ProblemError("a HumanEval test has no check(candidate) function")

@@ -20,6 +20,7 @@ import random
 from dataclasses import dataclass
 
 from assistant.problems.schema import Problem
+from sandbox import pyast
 from sandbox.api import TestCase
 
 
@@ -37,7 +38,7 @@ class Swap:
 def _assert_rhs(code: str) -> tuple[int, int, str] | None:
     """(start, end, source) of `<expected>` in a snippet ending with `assert X == <expected>`."""
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except SyntaxError:
         return None
     if not tree.body:
@@ -78,7 +79,7 @@ def _normalised(expected: str, kind: str) -> str:
     if kind == "stdio":
         return "\n".join(line.rstrip() for line in expected.strip().splitlines())
     try:
-        return ast.dump(ast.parse(expected, mode="eval"))
+        return ast.dump(pyast.parse(expected, mode="eval"))
     except SyntaxError:
         return expected.strip()
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from assistant.loop.extract import normalise
+from sandbox import pyast
 
 KINDS = ("compare", "arith", "constant", "bound", "boolop", "drop", "return")
 
@@ -210,7 +211,7 @@ def _return_sites(tree: ast.Module, ret: ast.Return) -> Iterator[tuple[str, ast.
 def candidates(program: str, first_line: int = 1) -> list[Mutation]:
     """Every distinct single mutation of `program` at or after `first_line`, in source order
     of discovery; mutants that do not parse or equal the original (normalised) are left out."""
-    tree = ast.parse(program)
+    tree = pyast.parse(program)
     seen = {normalise(program)}
     out: list[Mutation] = []
     for kind, node, text, description in _sites(program, tree, first_line):
@@ -218,7 +219,7 @@ def candidates(program: str, first_line: int = 1) -> list[Mutation]:
         if mutant is None or normalise(mutant) in seen:
             continue
         try:
-            ast.parse(mutant)
+            pyast.parse(mutant)
         except SyntaxError:
             continue
         seen.add(normalise(mutant))

@@ -28,6 +28,7 @@ import re
 import tokenize
 
 from assistant.loop.extract import fence
+from sandbox import pyast
 
 RENDERS = ("served", "canonical")
 _DOC_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
@@ -55,7 +56,7 @@ def _docstrings(tree: ast.Module) -> list[tuple[ast.stmt, bool]]:
 def strip_docstrings(program: str) -> str:
     """`program` without the lines of its docstrings (one that shares a line with other code stays)."""
     lines = program.splitlines(keepends=True)
-    for stmt, empties in sorted(_docstrings(ast.parse(program)), key=lambda d: -d[0].lineno):
+    for stmt, empties in sorted(_docstrings(pyast.parse(program)), key=lambda d: -d[0].lineno):
         start, end = stmt.lineno - 1, stmt.end_lineno - 1  # type: ignore[operator]
         before = lines[start].encode()[: stmt.col_offset].decode()
         after = lines[end].encode()[stmt.end_col_offset :].decode()  # type: ignore[index]
@@ -97,7 +98,7 @@ def _tidy(program: str) -> str:
 def doc_key(program: str) -> str:
     """`ast.dump` of `program` without its bare string statements (an emptied body holds `pass`):
     equal keys, the same behaviour."""
-    tree = ast.parse(program)
+    tree = pyast.parse(program)
     _undocumented(tree)
     return ast.dump(tree)
 
@@ -121,7 +122,7 @@ def served_program(program: str) -> str:
         same = False
     if same:
         return out
-    return ast.unparse(_undocumented(ast.parse(program))) + "\n"
+    return ast.unparse(_undocumented(pyast.parse(program))) + "\n"
 
 
 def served_reply(program: str) -> str:
