@@ -10,10 +10,13 @@ fails:
 - the schema (`assistant.problems.natural.schema_problems`: unique ids, public tests among the
   hidden ones, 2-3 public and 6-12 hidden tests, the entry point defined by the reference);
 - that problems.jsonl is what the sources build (no hand edit, no stale expected value);
+- that every source file is in exactly one cohort of `examples/natural/cohorts.yaml` (each cohort
+  is split on its own, so adding problems never moves an earlier one between splits);
 - every reference against ALL its tests in the real sandbox (`Sandbox.run_many`).
 
     .venv/bin/python scripts/check_natural.py            # check everything
     .venv/bin/python scripts/check_natural.py --build    # rewrite problems.jsonl, then check
+    .venv/bin/python scripts/check_natural.py --sources DIR --out FILE --build   # a draft batch alone
 """
 
 from __future__ import annotations
@@ -23,16 +26,20 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from assistant.problems.natural import (
     NATURAL_FILE,
+    SOURCE_DIR,
     Source,
     grade_references,
+    read_cohorts,
     read_sources,
     schema_problems,
 )
-from assistant.problems.schema import Problem
+from assistant.problems.schema import Problem, ProblemError
+from assistant.problems.sources import parse_jsonl
 from assistant.runtime import open_sandbox
 from assistant.settings_loader import load_settings
 
@@ -98,22 +105,31 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", action="store_true", help="rewrite problems.jsonl from the sources first")
     parser.add_argument("--no-sandbox", action="store_true", help="skip the sandbox run of the references")
+    parser.add_argument("--sources", type=Path, default=SOURCE_DIR, help="the source YAML directory")
+    parser.add_argument("--out", type=Path, default=NATURAL_FILE, help="the problems JSONL built from them")
     args = parser.parse_args(argv)
-    sources = read_sources()
+    sources = read_sources(args.sources)
     built = build(sources)
     if args.build:
-        NATURAL_FILE.write_text(built, encoding="utf-8")
-        print(f"wrote {NATURAL_FILE} ({len(sources)} problems)")
+        args.out.write_text(built, encoding="utf-8")
+        print(f"wrote {args.out} ({len(sources)} problems)")
     bad: dict[str, list[str]] = {}
-    if NATURAL_FILE.read_text(encoding="utf-8") != built:
-        bad.setdefault("problems.jsonl", []).append("is not what the sources build: run with --build")
-    for pid, why in schema_problems(sources).items():
+    text = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+    if text != built:
+        bad.setdefault(args.out.name, []).append("is not what the sources build: run with --build")
+    problems = parse_jsonl(built, str(args.out))
+    if args.sources == SOURCE_DIR:
+        try:
+            read_cohorts()
+        except ProblemError as exc:
+            bad.setdefault("cohorts.yaml", []).append(str(exc))
+    for pid, why in schema_problems(sources, problems).items():
         bad.setdefault(pid, []).extend(why)
     if not args.no_sandbox:
         box = open_sandbox(load_settings())
         try:
             start = time.monotonic()
-            failures = grade_references(box, sources)
+            failures = grade_references(box, sources, problems)
             print(f"graded {len(sources)} references in the sandbox in {time.monotonic() - start:.1f}s")
         finally:
             box.close()

@@ -28,6 +28,7 @@ from sandbox.api import Job
 NATURAL_DIR = Path(__file__).resolve().parents[2] / "examples" / "natural"
 NATURAL_FILE = NATURAL_DIR / "problems.jsonl"
 SOURCE_DIR = NATURAL_DIR / "src"
+COHORTS_FILE = NATURAL_DIR / "cohorts.yaml"
 SOURCE = "natural"
 PREFIX = "natural/"
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -111,6 +112,35 @@ def natural_one(problem_id: str) -> Problem:
 def natural_ids() -> list[str]:
     """The ids of the natural set (empty when its file is missing)."""
     return [p.id for p in _natural_all()] if NATURAL_FILE.is_file() else []
+
+
+def read_cohorts(directory: Path = SOURCE_DIR, cohorts_file: Path = COHORTS_FILE) -> dict[str, list[str]]:
+    """{cohort name: the ids of its problems, in file order} from `cohorts.yaml`; raises
+    ProblemError when a source file is in no cohort or in two, or a cohort names a missing file."""
+    entries = yaml.safe_load(cohorts_file.read_text(encoding="utf-8")) or []
+    files = {path.name for path in directory.glob("*.yaml")}
+    owner: dict[str, str] = {}
+    for entry in entries:
+        for name in entry["files"]:
+            if name in owner:
+                raise ProblemError(f"{cohorts_file.name}: {name} is in cohorts {owner[name]!r} and {entry['name']!r}")
+            if name not in files:
+                raise ProblemError(f"{cohorts_file.name}: cohort {entry['name']!r} names {name}, not in {directory}")
+            owner[name] = entry["name"]
+    loose = sorted(files - set(owner))
+    if loose:
+        raise ProblemError(f"{cohorts_file.name}: source file(s) {', '.join(loose)} are in no cohort")
+    out: dict[str, list[str]] = {entry["name"]: [] for entry in entries}
+    for src in read_sources(directory):
+        out[owner[src.where.split("[", 1)[0]]].append(src.id)
+    return out
+
+
+@cache
+def natural_cohorts() -> tuple[tuple[str, ...], ...]:
+    """The shipped set's cohorts (`read_cohorts`) as id tuples, restricted to problems.jsonl's ids."""
+    known = set(natural_ids())
+    return tuple(tuple(i for i in ids if i in known) for ids in read_cohorts().values())
 
 
 def _defines(reference: str, name: str) -> bool:

@@ -6,15 +6,17 @@ changes across runs, versions or machines. The first round(n * test_share) ids a
 the rest form the train pool, whose first round(pool * val_share_of_train) ids are carved
 out as `val`; `train` is what remains. The rule's numbers are the `eval.split` settings section
 (`assistant.settings.SplitSection`, configs/eval.yaml `split:`), which is a `Rule`; with them
-HumanEval's 164 ids give test 82, train 66, val 16, and the natural set's 121 test 60,
-train 49, val 12.
+HumanEval's 164 ids give test 82, train 66, val 16, and the natural set's 161 (two cohorts,
+121 + 40) test 60 + 20, train 49 + 16, val 12 + 4.
 
 `cobalt collect --split train` and `cobalt eval --split test` both select through here, so
 trajectories collected for training never come from evaluation tasks. A task of a whole set
 (`WHOLE_SETS`: HumanEval, and the natural set of `assistant.problems.natural`) always has its
 split in the whole of its set, whatever subset was loaded (`membership`); `heldout_ids` names
 their test and val tasks for the training filters. With the same rule the natural set's
-ids are shuffled on their own (not together with HumanEval's).
+ids are shuffled on their own (not together with HumanEval's), cohort by cohort
+(examples/natural/cohorts.yaml): problems added later are split among themselves, so no earlier
+problem ever changes its split.
 This module selects problems; it runs nothing.
 """
 
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from assistant.interfaces import Rule
-from assistant.problems.natural import natural_ids
+from assistant.problems.natural import natural_cohorts
 from assistant.problems.schema import Problem, ProblemError
 
 SPLITS = ("all", "train", "val", "test")
@@ -84,14 +86,18 @@ def _humaneval_splits(rule: SplitRule) -> dict[str, str]:
 
 
 def natural_splits(rule: Rule) -> dict[str, str]:
-    """{task id: split} over the whole natural set (empty when its file is missing)."""
+    """{task id: split} over the whole natural set, each cohort split on its own (empty when
+    its file is missing)."""
     return _natural_splits(SplitRule(rule.split_seed, rule.test_share, rule.val_share_of_train))
 
 
 @lru_cache(maxsize=4)
 def _natural_splits(rule: SplitRule) -> dict[str, str]:
-    ids = split_ids(natural_ids(), rule)
-    return {i: name for name in ("test", "val", "train") for i in ids[name]}
+    out: dict[str, str] = {}
+    for cohort in natural_cohorts():
+        ids = split_ids(list(cohort), rule)
+        out.update({i: name for name in ("test", "val", "train") for i in ids[name]})
+    return out
 
 
 def whole_splits(source: str, rule: Rule) -> dict[str, str]:

@@ -25,7 +25,7 @@ from assistant.runtime import open_client, session_run, to_stderr
 from assistant.settings import EvalSection
 from trainer.cli.train_options import eval_out_dir
 from trainer.eval.eval_report import EvalReport, describe, plot, table
-from trainer.eval.eval_sets import SPLITS, load_benchmark, split_ids
+from trainer.eval.eval_sets import SPLITS, load_benchmark, select
 from trainer.eval.evaluate import evaluate
 from trainer.eval.paired import CompareError, compare, comparison_table
 from trainer.repair import repair_eval as repair
@@ -154,7 +154,8 @@ def run_compare(args: argparse.Namespace, settings: EvalSection) -> int:
 
 def run_splits(args: argparse.Namespace, settings: EvalSection) -> int:
     rule = settings.split
-    ids = split_ids([p.id for p in load_problems(args.splits_benchmark)], rule)
+    problems = load_problems(args.splits_benchmark)
+    ids = {name: [p.id for p in select(problems, name, rule)] for name in SPLITS}  # a whole set's own splits
     if args.splits_json:
         print(json.dumps(ids))
         return 0

@@ -5,19 +5,33 @@ tests in the real sandbox (a broken one is named)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import shutil
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from assistant.loop import prompts
-from assistant.problems.natural import grade_references, natural_problems, read_sources, schema_problems
+from assistant.problems.natural import (
+    COHORTS_FILE,
+    SOURCE_DIR,
+    grade_references,
+    natural_problems,
+    read_cohorts,
+    read_sources,
+    schema_problems,
+)
 from assistant.problems.resolve import load_problem, load_problems
 from assistant.problems.schema import ProblemError
-from assistant.problems.splits import membership, select
+from assistant.problems.splits import membership, natural_splits, select, split_ids
 from assistant.settings import SplitSection
 
-SIZES = {"train": 49, "val": 12, "test": 60}  # docs/data.md "The natural set"
+SIZES = {"train": 65, "val": 16, "test": 80}  # docs/data.md "The natural set": 49/12/60 + 16/4/20
+# sha256 of the sorted ids of each split of the first cohort (121 problems), as every adapter and
+# report up to 2026-11-26 used them: adding problems must never move one of these.
+FIRST_COHORT = {"test": "754f0a68d3911b80", "val": "c15d4e30b077d555", "train": "8ee51828ed810867"}
 
 
 def test_size_mix_and_schema() -> None:
@@ -44,6 +58,34 @@ def test_splits_are_deterministic_sized_and_kept_in_subsets() -> None:
     assert load_problem("natural/initials").entry_point == "initials"
     with pytest.raises(ProblemError, match="natural:SPLIT"):
         load_problems("natural:everything")
+
+
+def test_each_cohort_is_split_on_its_own_and_the_first_never_moves() -> None:
+    rule = SplitSection()
+    cohorts = read_cohorts()
+    assert list(cohorts) == ["first", "easier"] and len(cohorts["first"]) == 121
+    whole = natural_splits(rule)
+    assert set(whole) == {p.id for p in natural_problems()}
+    for name, ids in cohorts.items():
+        alone = split_ids(ids, rule)
+        assert {i: whole[i] for i in ids} == {i: s for s in ("test", "val", "train") for i in alone[s]}, name
+    first = split_ids(cohorts["first"], rule)
+    pinned = {s: hashlib.sha256("\n".join(sorted(first[s])).encode()).hexdigest()[:16] for s in FIRST_COHORT}
+    assert pinned == FIRST_COHORT
+
+
+def test_a_source_file_in_no_cohort_or_in_two_is_refused(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(SOURCE_DIR, src)
+    cohorts = tmp_path / "cohorts.yaml"
+    cohorts.write_text(COHORTS_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    assert read_cohorts(src, cohorts) == read_cohorts()
+    (src / "batch9.yaml").write_text((src / "batch1.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(ProblemError, match="batch9.yaml are in no cohort"):
+        read_cohorts(src, cohorts)
+    cohorts.write_text("- name: a\n  files: [batch1.yaml]\n- name: b\n  files: [batch1.yaml]\n", encoding="utf-8")
+    with pytest.raises(ProblemError, match="batch1.yaml is in cohorts 'a' and 'b'"):
+        read_cohorts(src, cohorts)
 
 
 def test_no_prompt_shows_a_reference() -> None:
