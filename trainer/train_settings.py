@@ -195,6 +195,11 @@ class GateSettings(Section):
     confidence: float = Field(_BOOTSTRAP.confidence, gt=0, lt=1, description="Width of the bootstrap interval.")
     concurrency: int = Field(4, description="Sessions run at once.")
     seed: int = Field(0, description="Seeds the task subsets and the bootstrap.")
+    serve_merged: bool = Field(
+        True,
+        description="Serve each adapter arm merged into the base (its merged checkpoint, made if missing) by a "
+        "server of its own for its turn, instead of hot-loading it as a LoRA into the base server.",
+    )
     simulation: SimSettings = Field(
         default_factory=SimSettings, description="What the size simulation assumes (trainer.release.gate_sim)."
     )

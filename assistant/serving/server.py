@@ -213,11 +213,27 @@ def start(
     log = paths.data_dir / "logs" / f"server-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     progress(f"starting vLLM on {served} at http://{host}:{port} (log: {log}) ...")
+    return _start_variants(server, paths, path, merged_name or served, port, log, progress, served, merged_name)
+
+
+def _start_variants(
+    server: ServerSettings,
+    paths: PathsSettings,
+    path: Path,
+    name: str,
+    port: int,
+    log: Path,
+    progress: Callable[[str], None],
+    model: str,
+    merged: str | None,
+) -> tuple[ServerInfo, subprocess.Popen]:
+    """Start `path` served as `name`: first with speculative decoding (when configured), then,
+    if that start fails, without it."""
     attempts = vllm_args.variants(server)
     for n, speculative in enumerate(attempts):
-        argv_env = command(path, merged_name or served, server, port, speculative)
+        argv_env = command(path, name, server, port, speculative)
         try:
-            return _start_once(server, paths, argv_env, served, path, log, progress, merged_name, append=n > 0)
+            return _start_once(server, paths, argv_env, model, path, log, progress, merged, append=n > 0)
         except ServerError as exc:
             if not speculative or len(attempts) == 1:
                 raise
@@ -301,6 +317,32 @@ def start_lock(paths: PathsSettings) -> Iterator[None]:
     with open(paths.data_dir / "server.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+@contextmanager
+def serving(
+    server: ServerSettings,
+    paths: PathsSettings,
+    checkpoint: Path,
+    name: str,
+    progress: Callable[[str], None] = print,
+) -> Iterator[ServerInfo]:
+    """A private server of the checkpoint directory `checkpoint`, served as `name` on a free port,
+    for the `with` block only (e.g. the promotion gate's merged adapters, one at a time). Its state
+    and log live under `<data>/servers/<name>/`, not in the data dir's `server.json`, so the
+    data dir's own server is neither reused nor disturbed; it is stopped when the block ends."""
+    scratch = paths.data_dir / "servers" / name
+    scratch.mkdir(parents=True, exist_ok=True)
+    private = paths.model_copy(update={"data_dir": scratch})
+    port = free_port(server.host)
+    log = scratch / f"server-{port}.log"
+    progress(f"starting vLLM on {name} ({checkpoint}) at http://{server.host}:{port} (log: {log}) ...")
+    info, proc = _start_variants(server, private, checkpoint, name, port, log, progress, name, None)
+    try:
+        yield info
+    finally:
+        stop_process(proc)
+        _state_file(private).unlink(missing_ok=True)
 
 
 def stop_process(proc_or_pid: subprocess.Popen | int, grace_s: float = 15.0) -> None:

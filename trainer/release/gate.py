@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -58,11 +59,24 @@ MEASURES = {
 
 @dataclass
 class Arm:
-    """One model of the comparison: a client and the adapter name it serves (None: base)."""
+    """One model of the comparison: a client and the adapter name it serves (None: base). With
+    `serve`, the client is opened for the arm's turn only (`serve()` is a context manager that
+    gives it, e.g. a server of the adapter merged that runs while the arm is evaluated)."""
 
     label: str
-    client: ChatModel
+    client: ChatModel | None
     adapter: str | None = None
+    serve: Callable[[], AbstractContextManager[ChatModel]] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.client.display_name if self.client is not None else str(self.adapter)
+
+    def opened(self) -> AbstractContextManager[ChatModel]:
+        if self.serve is not None:
+            return self.serve()
+        assert self.client is not None
+        return nullcontext(self.client)
 
 
 def _subset(things: Sequence[T], task_of: Callable[[T], str], max_tasks: int, seed: int) -> list[T]:
@@ -115,7 +129,7 @@ class GateReport:
 
 def _row(measure: str, ref: Arm, d: Delta | None) -> dict[str, Any]:
     empty = Delta(None, None, None, None, None, 0, 0)
-    return {"measure": measure, "reference": ref.label, "name": ref.client.display_name, **(d or empty).to_dict()}
+    return {"measure": measure, "reference": ref.label, "name": ref.name, **(d or empty).to_dict()}
 
 
 def compare(
@@ -143,36 +157,37 @@ def compare(
     repairs: dict[str, RepairReport] = {}
     naturals: dict[str, EvalReport] = {}
     for arm in [*references, candidate]:
-        progress(f"gate: {arm.client.display_name} ({arm.label}) on {len(items)} repair items")
-        repairs[arm.label] = run_repair(
-            items,
-            arm.client,
-            sandbox,
-            store,
-            loop=loop,
-            settings=es,
-            turns=settings.turns,
-            blind=False,
-            concurrency=settings.concurrency,
-            benchmark=settings.benchmark,
-            split=settings.split,
-            adapter=arm.adapter,
-        )
-        progress(f"gate: {arm.client.display_name} ({arm.label}) on {len(problems)} natural tasks, {nat.turns} turns")
-        naturals[arm.label] = evaluate(
-            loop,
-            problems,
-            arm.client,
-            sandbox,
-            store,
-            turns=nat.turns,
-            samples=1,
-            concurrency=settings.concurrency,
-            settings=greedy,
-            benchmark="+".join(nat.benchmarks),
-            split=settings.split,
-            adapter=arm.adapter,
-        )
+        with arm.opened() as client:
+            progress(f"gate: {arm.name} ({arm.label}) on {len(items)} repair items")
+            repairs[arm.label] = run_repair(
+                items,
+                client,
+                sandbox,
+                store,
+                loop=loop,
+                settings=es,
+                turns=settings.turns,
+                blind=False,
+                concurrency=settings.concurrency,
+                benchmark=settings.benchmark,
+                split=settings.split,
+                adapter=arm.adapter,
+            )
+            progress(f"gate: {arm.name} ({arm.label}) on {len(problems)} natural tasks, {nat.turns} turns")
+            naturals[arm.label] = evaluate(
+                loop,
+                problems,
+                client,
+                sandbox,
+                store,
+                turns=nat.turns,
+                samples=1,
+                concurrency=settings.concurrency,
+                settings=greedy,
+                benchmark="+".join(nat.benchmarks),
+                split=settings.split,
+                adapter=arm.adapter,
+            )
     out = GateReport(
         turns=settings.turns,
         items=len(items),

@@ -28,7 +28,8 @@ from trainer.data import build
 from trainer.data.heldout import training_sessions
 from trainer.data.session_source import sessions_from_store
 from trainer.release import gate
-from trainer.release.registry import Registry, merge_into_base
+from trainer.release.merge import merge_adapter
+from trainer.release.registry import AdapterVersion, Registry, merge_into_base
 from trainer.release.retrain_report import write_report
 from trainer.release.runstate import RetrainLock, RetrainState, Run, retrain_dir
 from trainer.train_settings import TrainSettings
@@ -100,6 +101,8 @@ class Retrain:
             if api_base is not None:
                 for name in set(decision["loaded"]) - keep:
                     server.unload_adapter(api_base, name)
+                if promoted["promoted"]:  # a merged gate loaded nothing: the running server gets it now
+                    self._ensure_loaded(api_base, decision["candidate"], self.registry.get(version).path)
             return {"gate": decision, "promote": promoted}
 
     def _run(self, fresh: bool) -> Run:
@@ -280,13 +283,31 @@ class Retrain:
         server.load_adapter(api_base, name, path)
         return True
 
+    def _adapter_arm(self, label: str, api_base: str, item: AdapterVersion, loaded: list[str]) -> gate.Arm:
+        """The gate's arm of adapter `item`: with `gate.serve_merged`, its merged checkpoint (made
+        now if missing) served by a server of its own during the arm's turn; else hot-loaded into
+        the base server (its name added to `loaded` when it was loaded now)."""
+        if not self.settings.gate.serve_merged:
+            if self._ensure_loaded(api_base, item.name, item.path):
+                loaded.append(item.name)
+            return gate.Arm(label, self._client(api_base, item.name), item.name)
+        checkpoint = merge_adapter(item.path, models.resolve(item.base_model, self.config.paths), self.progress)
+
+        @contextmanager
+        def serve() -> Iterator[ChatClient]:
+            with server.serving(self.config.server, self.config.paths, checkpoint, item.name, self.progress) as info:
+                yield self._client(info.api_base, item.name)
+
+        return gate.Arm(label, None, item.name, serve)
+
     def step_gate(self, run: Run) -> dict[str, Any]:
         return self.gate_version(run.steps["register"]["version"])
 
     def gate_version(self, version: int) -> dict[str, Any]:
         """The gate's decision on registered adapter `version` (`trainer.release.gate`: the val repair
         items and the val natural tasks, turn-0 and last-turn Pass@1), against the base model and the
-        current adapter; the server loads both adapters when it lacks them. Saved as v<N>/gate.json."""
+        current adapter, each served merged in its turn (`gate.serve_merged`) or hot-loaded into the
+        base server when it lacks them. Saved as v<N>/gate.json."""
         gs = self.settings.gate
         api_base, base = self._server()
         candidate = self.registry.get(version)
@@ -295,21 +316,20 @@ class Retrain:
         current = self.registry.current(self.model)
         if current is not None and current.version == version:
             current = None  # the current adapter itself: it is compared with the base model only
-        loaded = [candidate.name] if self._ensure_loaded(api_base, candidate.name, candidate.path) else []
+        loaded: list[str] = []
         references = [gate.Arm("base", self._client(api_base, base))]
         if current is not None:
-            loaded += [current.name] if self._ensure_loaded(api_base, current.name, current.path) else []
-            references.append(gate.Arm("current", self._client(api_base, current.name), current.name))
+            references.append(self._adapter_arm("current", api_base, current, loaded))
         es = self.config.eval
         items = gate.gate_items(gs, es)
         problems = gate.gate_problems(gs, es)
         self.progress(
-            f"gate: {candidate.name} vs {', '.join(r.client.display_name for r in references)} on "
+            f"gate: {candidate.name} vs {', '.join(r.name for r in references)} on "
             f"{len(items)} {gs.benchmark} items of the {gs.split} split ({gs.turns} turn(s)) and "
             f"{len(problems)} {'+'.join(gs.natural.benchmarks)} tasks of it ({gs.natural.turns} turns), greedy"
         )
         with runtime.open_store(self.config) as store:
-            arm = gate.Arm("candidate", self._client(api_base, candidate.name), candidate.name)
+            arm = self._adapter_arm("candidate", api_base, candidate, loaded)
             report = gate.compare(
                 items, problems, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress
             )

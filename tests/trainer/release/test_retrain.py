@@ -164,6 +164,30 @@ def test_concurrent_refusal_and_sigkill_mid_training_then_resume(
     assert json.loads(next(runs.glob("*/run.json")).read_text())["attempts"] == 2
 
 
+def test_a_merged_gate_serves_each_adapter_merged_by_a_server_of_its_own(
+    home: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import make_random_adapter
+
+    monkeypatch.setenv("COBALT__TRAIN__GATE__SERVE_MERGED", "true")
+    registry: Registry = home["registry"]
+    v2 = registry.register(
+        make_random_adapter(models.resolve("tiny", home["cfg"].paths), tmp_path / "v2", seed=1), {"base_model": "tiny"}
+    )
+    data = home["cfg"].paths.data_dir
+    code, result, err = _gate(home, "v2", "--promote", capsys=capsys)
+    gate = result["gate"]
+    assert code == 0 and gate["promote"] and result["promote"]["promoted"], err
+    assert [c["reference"] for c in gate["comparisons"]] == ["base", "current"] * 3
+    assert gate["loaded"] == []  # nothing hot-loaded for the gate ...
+    for name, item in (("tiny-v1", registry.get(1)), ("tiny-v2", v2)):  # ... each arm merged, served on its own
+        assert (item.path / "merged" / "config.json").is_file()
+        assert f"starting vLLM on {name}" in err and list((data / "servers" / name).glob("server-*.log"))
+        assert not (data / "servers" / name / "server.json").exists()  # stopped after its turn
+    assert "tiny-v2" in server.served_models(home["api"])  # promoted: the running base server serves it
+    assert server.running(home["cfg"].paths) is None or server.running(home["cfg"].paths).merged is None
+
+
 def _gate(home: dict, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict, str]:
     capsys.readouterr()
     code = main(["--config", home["config"], "adapters", "gate", *args, "--server", home["api"], "--json"])
