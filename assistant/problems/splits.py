@@ -6,8 +6,8 @@ changes across runs, versions or machines. The first round(n * test_share) ids a
 the rest form the train pool, whose first round(pool * val_share_of_train) ids are carved
 out as `val`; `train` is what remains. The rule's numbers are the `eval.split` settings section
 (`assistant.settings.SplitSection`, configs/eval.yaml `split:`), which is a `Rule`; with them
-HumanEval's 164 ids give test 82, train 66, val 16, and the natural set's 161 (two cohorts,
-121 + 40) test 60 + 20, train 49 + 16, val 12 + 4.
+HumanEval's 164 ids give test 82, train 66, val 16, and the natural set's 185 (three cohorts,
+121 + 40 + 24) test 60 + 20 + 12, train 49 + 16 + 10, val 12 + 4 + 2.
 
 `cobalt collect --split train` and `cobalt eval --split test` both select through here, so
 trajectories collected for training never come from evaluation tasks. A task of a whole set

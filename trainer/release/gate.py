@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
@@ -122,6 +123,7 @@ class GateReport:
     promote: bool = False
     reason: str = ""
     incomplete: list[str] = field(default_factory=list)
+    arm_seconds: dict[str, float] = field(default_factory=dict)  # wall time of each arm (serving included)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -156,7 +158,9 @@ def compare(
     nat = settings.natural
     repairs: dict[str, RepairReport] = {}
     naturals: dict[str, EvalReport] = {}
+    seconds: dict[str, float] = {}
     for arm in [*references, candidate]:
+        start = time.monotonic()
         with arm.opened() as client:
             progress(f"gate: {arm.name} ({arm.label}) on {len(items)} repair items")
             repairs[arm.label] = run_repair(
@@ -188,6 +192,8 @@ def compare(
                 split=settings.split,
                 adapter=arm.adapter,
             )
+        seconds[arm.label] = round(time.monotonic() - start, 1)
+        progress(f"gate: {arm.name} ({arm.label}) done in {seconds[arm.label]:.0f} s")
     out = GateReport(
         turns=settings.turns,
         items=len(items),
@@ -197,6 +203,7 @@ def compare(
         natural_tasks=len(problems),
         natural_turns=nat.turns,
         natural_benchmarks=list(nat.benchmarks),
+        arm_seconds=seconds,
     )
     out.incomplete = [
         f"the repair run of {label} was aborted ({r.aborted})" for label, r in repairs.items() if r.aborted

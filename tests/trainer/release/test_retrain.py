@@ -179,7 +179,8 @@ def test_a_merged_gate_serves_each_adapter_merged_by_a_server_of_its_own(
     gate = result["gate"]
     assert code == 0 and gate["promote"] and result["promote"]["promoted"], err
     assert [c["reference"] for c in gate["comparisons"]] == ["base", "current"] * 3
-    assert gate["loaded"] == []  # nothing hot-loaded for the gate ...
+    assert gate["loaded"] == [] and set(gate["arm_seconds"]) == {"base", "current", "candidate"}
+    # nothing was hot-loaded for the gate ...
     for name, item in (("tiny-v1", registry.get(1)), ("tiny-v2", v2)):  # ... each arm merged, served on its own
         assert (item.path / "merged" / "config.json").is_file()
         assert f"starting vLLM on {name}" in err and list((data / "servers" / name).glob("server-*.log"))
