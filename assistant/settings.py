@@ -306,6 +306,9 @@ class TrainSection(Section):
     suppress_docstrings: bool | None = Field(
         None, description="Ban triple-quote tokens in completions (None: train.yaml's)."
     )
+    greedy_anchor: bool | None = Field(
+        None, description="Decode the first completion of each group greedily (None: train.yaml's)."
+    )
 
     def overrides(self) -> dict[str, Any]:
         """The keys the user set, as a mapping to merge over train.yaml and the profile."""

@@ -267,6 +267,11 @@ class TrainSettings(Section):
     suppress_docstrings: bool = Field(
         True, description="Ban the policy's triple-quote tokens in completions, as the server does."
     )
+    greedy_anchor: bool = Field(
+        False,
+        description="Decode the first of each prompt's G completions greedily, the rest sampled "
+        "(trainer/training/greedy_anchor.py).",
+    )
     launcher: LauncherSettings = Field(default_factory=LauncherSettings, description="The training processes.")
     ship: ShipSettings = Field(default_factory=ShipSettings, description="Exported and shipped adapters.")
     shared_prefix: SharedPrefixSettings = Field(

@@ -38,6 +38,7 @@ from trainer.data.dataset_files import load_split, read_meta
 from trainer.train_settings import TrainSettings
 from trainer.training.budget import time_budget
 from trainer.training.fence_stop import stop_generation_at_fence
+from trainer.training.greedy_anchor import anchor_greedy_in_generation
 from trainer.training.reward import SandboxReward
 from trainer.training.shared_prefix import share_prefill_in_generation, trainer_class
 
@@ -245,6 +246,10 @@ def make_trainer(
     trainer.shared = settings.shared_prefix
     if settings.shared_prefix.generation:
         share_prefill_in_generation(trainer.model)  # before the fence stop, which wraps it
+    if settings.greedy_anchor and args.use_vllm:
+        raise UserError("greedy_anchor needs transformers generation: set grpo.use_vllm false or greedy_anchor false")
+    if settings.greedy_anchor:
+        anchor_greedy_in_generation(trainer.model)  # before the fence stop, which wraps it
     if settings.stop_at_fence:
         stop_generation_at_fence(
             trainer.model, tokenizer, RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times)
@@ -281,6 +286,7 @@ def train(
     args = grpo_config(settings, out, max_steps, **grpo_overrides)
     args.generation_kwargs = generation_kwargs(settings, model_path, args.generation_kwargs)
     reward = SandboxReward(sandbox, settings.reward, max_completion_length=int(args.max_completion_length or 0))
+    reward.anchored = settings.greedy_anchor
     trainer = make_trainer(model_path, settings, args, train_set, [reward], parent)
     is_main = trainer.accelerator.is_main_process
     log = MetricsLog(out / "metrics.jsonl", reward, progress, is_main)
@@ -319,6 +325,7 @@ def train(
             "reward": settings.reward.model_dump(),
             "max_steps": args.max_steps,
             "max_minutes": settings.max_minutes,
+            "greedy_anchor": settings.greedy_anchor,
         },
         "base_dtype": str(trainer.model.get_input_embeddings().weight.dtype).removeprefix("torch."),
         "stopped_by_budget_at": getattr(budget, "stopped_at", None),

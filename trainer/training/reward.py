@@ -166,7 +166,15 @@ class SandboxReward:
             "tampered": 0,
             "flagged": 0,
             "unchanged": 0,
+            "anchors": 0,
+            "anchor_unchanged": 0,
+            "anchor_solved": 0,
+            "anchor_beaten": 0,
         }
+        # Set when the first completion of each prompt is greedy (trainer/training/greedy_anchor.py):
+        # the batch then also counts those anchors, their unchanged resubmissions, their solves
+        # and the groups where a sample scored above the greedy reply.
+        self.anchored = False
 
     def _problem(self, blob: str) -> Problem:
         with self._lock:
@@ -230,7 +238,13 @@ class SandboxReward:
             "tampered": 0,
             "flagged": 0,
             "unchanged": 0,
+            "anchors": 0,
+            "anchor_unchanged": 0,
+            "anchor_solved": 0,
+            "anchor_beaten": 0,
         }
+        unchanged: set[int] = set()
+        solved: set[int] = set()
         for i, (text, slot) in enumerate(zip(texts, slots)):
             tokens = len(completion_ids[i]) if completion_ids is not None else 0
             penalty = overlong_penalty(tokens, self.max_completion_length, s.overlong_buffer, s.overlong_penalty)
@@ -247,9 +261,12 @@ class SandboxReward:
             if degenerate(text, **checks) if formats[i] else format_problems(text, thinking=s.thinking, **checks):
                 batch["malformed"] += 1
             batch["tampered"] += int(result.tampered)
+            if result.pass_rate >= 1.0 and not result.tampered:
+                solved.add(i)
             batch["flagged"] += int(bool(result.flags))
             if not formats[i] and result.pass_rate < 1.0 and resubmitted(programs[i] or "", prompts[i]):
                 batch["unchanged"] += 1
+                unchanged.add(i)
                 penalty -= s.unchanged_penalty
             rewards.append(
                 score(
@@ -265,6 +282,8 @@ class SandboxReward:
                 )
             )
             batch["scored"] += 1
+        if self.anchored:
+            batch.update(anchor_counts(prompts, rewards, unchanged, solved))
         with self._lock:
             for key, value in batch.items():
                 self.totals[key] += value
@@ -277,3 +296,24 @@ class SandboxReward:
         if self.on_batch:
             self.on_batch(batch)
         return rewards
+
+
+def anchor_counts(
+    prompts: list[Any], rewards: list[float | None], unchanged: set[int], solved: set[int]
+) -> dict[str, int]:
+    """For greedy-anchored groups (the first completion of each prompt is the greedy one): how
+    many anchors, how many resubmitted their context's program unchanged, how many passed every
+    test, and in how many groups some sample scored above the anchor."""
+    groups: dict[str, list[int]] = {}
+    for i, prompt in enumerate(prompts):
+        groups.setdefault(repr(prompt), []).append(i)
+    out = {"anchors": 0, "anchor_unchanged": 0, "anchor_solved": 0, "anchor_beaten": 0}
+    for rows in groups.values():
+        first = rows[0]
+        out["anchors"] += 1
+        out["anchor_unchanged"] += int(first in unchanged)
+        mine = rewards[first]
+        out["anchor_solved"] += int(first in solved)
+        others = [rewards[i] for i in rows[1:] if rewards[i] is not None]
+        out["anchor_beaten"] += int(mine is not None and any(r > mine for r in others))
+    return out

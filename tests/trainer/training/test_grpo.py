@@ -55,3 +55,28 @@ def test_grpo_steps_save_register_and_hot_load(tmp_path: Path, sandbox, tiny_ser
         assert reply.completion_tokens > 0
     finally:
         server.unload_adapter(tiny_server.api_base, item.name)
+
+
+def test_a_greedy_anchored_run_decodes_one_greedy_completion_per_prompt(
+    tmp_path: Path, sandbox, test_config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trainer.training import greedy_anchor
+
+    calls: list[list[int]] = []
+    keep = greedy_anchor.GreedyRows.__call__
+
+    def counted(self: greedy_anchor.GreedyRows, ids: object, scores: object) -> object:
+        calls.append(self.rows)
+        return keep(self, ids, scores)
+
+    monkeypatch.setattr(greedy_anchor.GreedyRows, "__call__", counted)
+    settings = biased_settings(test_config, [RIGHT_SUM, WRONG_SUM], completion_length=48, generations=4)
+    settings.greedy_anchor = True
+    dataset = one_session_dataset(tmp_path / "ds", test_config, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
+
+    result = train_tiny(settings, test_config, sandbox, dataset, tmp_path / "run", max_steps=2)
+
+    totals = result.meta["metrics"]["sandbox"]
+    assert totals["anchors"] == 2 and totals["completions"] == 8  # one prompt of 4 per step
+    assert calls and all(rows == [0] for rows in calls)  # the first row of the group, every token
+    assert result.meta["config"]["greedy_anchor"] is True

@@ -11,68 +11,13 @@ from typing import Any
 
 import pytest
 
-from assistant.serving import models
+from tests.trainer.training.tiny_grpo import tiny_trainer
 from trainer.train_settings import SharedPrefixSettings
 from trainer.training import shared_prefix
-from trainer.training.shared_prefix import OFF, share_prefill_in_generation, trainer_class
+from trainer.training.shared_prefix import OFF, share_prefill_in_generation
 
 ON = SharedPrefixSettings()
 LOGP_TOL = 1e-4
-
-
-def _reward(completions: list[Any], **_: Any) -> list[float]:
-    return [float(len(c)) for c in completions]
-
-
-def _trainer(test_config: Any, out: Path, **grpo: Any) -> Any:
-    import torch
-    from datasets import Dataset
-    from peft import LoraConfig
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig
-
-    if not models.is_prepared("tiny", test_config.paths):
-        models.prepare("tiny", test_config.paths)
-    path = models.resolve("tiny", test_config.paths)
-    torch.manual_seed(0)
-    tok = AutoTokenizer.from_pretrained(str(path))
-    tok.pad_token = tok.pad_token or tok.eos_token
-    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32)
-    values = dict(
-        output_dir=str(out),
-        per_device_train_batch_size=6,
-        num_generations=3,
-        max_completion_length=8,
-        report_to=[],
-        beta=0.0,
-        loss_type="dapo",
-        disable_tqdm=True,
-        bf16=False,
-    )
-    values.update(grpo)
-    lora = LoraConfig(
-        r=4,
-        lora_alpha=8,
-        lora_dropout=0.0,
-        target_modules=["q_proj", "v_proj"],
-        init_lora_weights=False,
-        task_type="CAUSAL_LM",
-    )
-    trainer = trainer_class()(
-        model=model,
-        reward_funcs=[_reward],
-        args=GRPOConfig(**values),
-        train_dataset=Dataset.from_list([{"prompt": "a b c"}, {"prompt": "d e"}]),
-        processing_class=tok,
-        peft_config=lora,
-    )
-    trainer.model.train()  # gradient checkpointing on (TRL's default); no dropout anywhere (rates 0)
-    trainer.current_gradient_accumulation_steps = 1  # set by Trainer.train
-    if trainer.args.gradient_checkpointing:  # as Trainer.train does
-        trainer.model.gradient_checkpointing_enable(
-            gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs
-        )
-    return trainer
 
 
 def _checkpointing(trainer: Any) -> bool:
@@ -155,7 +100,7 @@ def _inputs(batch: dict[str, Any], advantages: list[float]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def trainer(test_config: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return _trainer(test_config, tmp_path_factory.mktemp("shared-prefix"))
+    return tiny_trainer(test_config, tmp_path_factory.mktemp("shared-prefix"))
 
 
 def test_log_probs_and_entropies_equal_trls(trainer: Any, shared_calls: list[int]) -> None:
@@ -197,7 +142,7 @@ def test_loss_and_lora_gradients_equal_trls(
 ) -> None:
     import torch
 
-    trainer = _trainer(test_config, tmp_path, loss_type=loss_type, gradient_checkpointing=checkpointing)
+    trainer = tiny_trainer(test_config, tmp_path, loss_type=loss_type, gradient_checkpointing=checkpointing)
     assert _checkpointing(trainer) == checkpointing
     inputs = _inputs(_batch(), [0.5, -1.0, -0.7, 1.2, -0.2, 0.2])
     standard_loss, standard_grads = _loss_and_grads(trainer, inputs, OFF)
@@ -216,7 +161,7 @@ def test_a_zero_spread_group_is_skipped_and_changes_nothing(
 ) -> None:
     import torch
 
-    trainer = _trainer(test_config, tmp_path, loss_type=loss_type)
+    trainer = tiny_trainer(test_config, tmp_path, loss_type=loss_type)
     batch = _batch()
     advantages = [0.0 if k == 1 else a for k, a in zip(batch["group"], [0.9, 0, -0.3, 0, 0, -0.6])]
     inputs = _inputs(batch, advantages)
@@ -239,7 +184,7 @@ def test_a_batch_without_spread_trains_nothing_and_gives_no_nan(trainer: Any, sh
 
 
 def test_with_a_kl_term_zero_advantage_rows_are_kept(test_config: Any, tmp_path: Path) -> None:
-    trainer = _trainer(test_config, tmp_path, beta=0.1)
+    trainer = tiny_trainer(test_config, tmp_path, beta=0.1)
     inputs = _inputs(_batch(), [0.0] * 6)
     inputs["ref_per_token_logps"] = _logps(trainer, _batch(), standard=True, entropy=False)[0].detach() - 0.1
     loss, grads = _loss_and_grads(trainer, inputs, ON)
