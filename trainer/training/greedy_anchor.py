@@ -74,4 +74,3 @@ def anchor_greedy_in_generation(model: Any) -> Any:
         model.generate = functools.partial(generate_with_greedy_anchor, model.generate)
         model._cobalt_greedy_anchor = True
     return model
-
