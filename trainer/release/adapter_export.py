@@ -102,13 +102,24 @@ def _bf16_weights(source: Path, dest: Path) -> None:
     save_file(out, str(dest), metadata={"format": "pt"})
 
 
-def _recipe(meta: dict[str, Any], dataset: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the recipe, the `train:` config it runs with): a fixed step count, a seed, no budget."""
+def _recipe(
+    meta: dict[str, Any], dataset: str, parent: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the recipe, the `train:` config it runs with): a fixed step count, a seed, no budget.
+    An adapter trained on from a parent needs that parent first: `parent` (its name and weights
+    hash) is recorded, and the command continues from `--parent PARENT`, the version the parent
+    has in the registry it is imported into (match it by `weights_sha256`)."""
     config = meta.get("config") or {}
     grpo = dict(config.get("grpo") or {})
     steps = int((meta.get("metrics") or {}).get("steps") or config.get("max_steps") or 0)
     seed = int(grpo.get("seed", 0))
-    train = {"grpo": grpo, "lora": config.get("lora") or {}, "reward": config.get("reward") or {}, "max_minutes": 0}
+    train = {
+        "grpo": grpo,
+        "lora": config.get("lora") or {},
+        "reward": config.get("reward") or {},
+        "max_minutes": 0,
+        "greedy_anchor": bool(config.get("greedy_anchor", False)),  # absent: trained before it existed
+    }
     command = [
         "cobalt",
         "--config",
@@ -125,6 +136,7 @@ def _recipe(meta: dict[str, Any], dataset: str) -> tuple[dict[str, Any], dict[st
         "--seed",
         str(seed),
         "--no-budget",
+        *(["--parent", "PARENT"] if meta.get("parent_version") is not None else []),
     ]
     recipe = {
         "dataset": dataset,
@@ -134,10 +146,29 @@ def _recipe(meta: dict[str, Any], dataset: str) -> tuple[dict[str, Any], dict[st
         "seed": seed,
         "max_minutes": 0,
         "parent_version": meta.get("parent_version"),
+        "parent": parent,
         "stopped_by_budget_at": meta.get("stopped_by_budget_at"),
         "command": shlex.join(command),
     }
     return recipe, {"train": train}
+
+
+def _parent(registry: Registry, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The parent adapter an export was trained on from: its name, its weights' sha256 (as an
+    export of it records them, when it was imported) and where it was imported from."""
+    version = meta.get("parent_version")
+    if version is None:
+        return None
+    try:
+        item = registry.get(int(version))
+    except UserError:
+        return {"name": meta.get("parent_name"), "weights_sha256": None, "imported_from": None}
+    imported = item.meta.get("imported_from")
+    return {
+        "name": Path(imported).name if imported else item.name,
+        "weights_sha256": item.meta.get("weights_sha256"),
+        "imported_from": imported,
+    }
 
 
 def export_adapter(
@@ -190,7 +221,7 @@ def export_adapter(
                 raise UserError(f"no report at {path}")
             name = Path(path).parent.name if Path(path).name == "report.json" else Path(path).stem
             shutil.copy2(path, staging / REPORTS / f"{name}.json")
-        recipe, config = _recipe(meta, DATASET if copied else str(dataset_dir))
+        recipe, config = _recipe(meta, DATASET if copied else str(dataset_dir), _parent(registry, meta))
         (staging / RECIPE).write_text(yaml.safe_dump(config, sort_keys=True))
         files = {p.relative_to(staging).as_posix(): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
         for local in ("version", "registered_at", "base_model_path", "weights_sha256", "imported_from"):

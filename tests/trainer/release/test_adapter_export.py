@@ -100,6 +100,9 @@ def test_round_trip_keeps_bf16_weights_and_metadata(home_config: Any, tmp_path: 
     assert yaml.safe_load((out / "recipe.yaml").read_text())["train"]["max_minutes"] == 0
     assert set(meta["files"]) >= {WEIGHTS, "adapter_config.json", "recipe.yaml", "dataset/train.jsonl"}
 
+    assert yaml.safe_load((out / "recipe.yaml").read_text())["train"]["greedy_anchor"] is False  # before it existed
+    assert recipe["parent"] is None and "--parent" not in recipe["command"]
+
     imported = import_adapter(registry, out, home_config.paths)
     item = imported.item
     assert imported.new and item.version == version + 1 and item.name == "tiny-v2"
@@ -173,3 +176,25 @@ def test_export_needs_the_dataset_and_copies_only_small_ones(home_config: Any, t
     shutil.rmtree(tmp_path / "dataset")
     with pytest.raises(UserError, match="is gone"):
         export_adapter(registry, version, tmp_path / "none", home_config.paths, ShipSettings())
+
+
+def test_a_child_of_an_imported_adapter_names_its_parent_and_recipe(home_config: Any, tmp_path: Path) -> None:
+    registry, version = trained(home_config, tmp_path)
+    shipped = tmp_path / "shipped" / "tiny-own-1"
+    parent_meta = export_adapter(registry, version, shipped, home_config.paths, ShipSettings(), progress=lambda _: None)
+    parent = import_adapter(registry, shipped, home_config.paths).item
+    child = registry.get(version).meta | {"parent_version": parent.version, "parent_name": parent.name}
+    child["config"] = {**child["config"], "greedy_anchor": True}
+    adapter = make_random_adapter(models.resolve("tiny", home_config.paths), tmp_path / "child", seed=5)
+    item = registry.register(adapter, child)
+
+    meta = export_adapter(registry, item.version, tmp_path / "out", home_config.paths, ShipSettings())
+
+    recipe = meta["recipe"]
+    assert recipe["parent"] == {
+        "name": "tiny-own-1",
+        "weights_sha256": parent_meta["weights_sha256"],
+        "imported_from": str(shipped.resolve()),
+    }
+    assert recipe["command"].endswith("--no-budget --parent PARENT")
+    assert yaml.safe_load((tmp_path / "out" / "recipe.yaml").read_text())["train"]["greedy_anchor"] is True
