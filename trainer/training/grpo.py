@@ -246,9 +246,9 @@ def make_trainer(
     trainer.shared = settings.shared_prefix
     if settings.shared_prefix.generation:
         share_prefill_in_generation(trainer.model)  # before the fence stop, which wraps it
-    if settings.greedy_anchor and args.use_vllm:
-        raise UserError("greedy_anchor needs transformers generation: set grpo.use_vllm false or greedy_anchor false")
     if settings.greedy_anchor:
+        if args.use_vllm:
+            raise UserError("greedy_anchor needs transformers generation: set grpo.use_vllm or greedy_anchor false")
         anchor_greedy_in_generation(trainer.model)  # before the fence stop, which wraps it
     if settings.stop_at_fence:
         stop_generation_at_fence(
@@ -285,8 +285,12 @@ def train(
         raise UserError(f"the dataset {dataset} has no training prompts")
     args = grpo_config(settings, out, max_steps, **grpo_overrides)
     args.generation_kwargs = generation_kwargs(settings, model_path, args.generation_kwargs)
-    reward = SandboxReward(sandbox, settings.reward, max_completion_length=int(args.max_completion_length or 0))
-    reward.anchored = settings.greedy_anchor
+    reward = SandboxReward(
+        sandbox,
+        settings.reward,
+        max_completion_length=int(args.max_completion_length or 0),
+        anchored=settings.greedy_anchor,
+    )
     trainer = make_trainer(model_path, settings, args, train_set, [reward], parent)
     is_main = trainer.accelerator.is_main_process
     log = MetricsLog(out / "metrics.jsonl", reward, progress, is_main)

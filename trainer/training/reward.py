@@ -37,6 +37,21 @@ THINK_END = "</think>"
 MALFORMED = -0.9
 NO_CODE = -1.0
 TAMPERED = -1.0
+# The greedy-anchor counts (`anchor_counts`), and every count a batch and the run's totals keep.
+ANCHOR_COUNTS = ("anchors", "anchor_unchanged", "anchor_solved", "anchor_beaten")
+COUNTS = (
+    "completions",
+    "scored",
+    "no_code",
+    "malformed",
+    "faults_dropped",
+    "reruns",
+    "programs_run",
+    "tampered",
+    "flagged",
+    "unchanged",
+    *ANCHOR_COUNTS,
+)
 
 
 def r_correct(p: float) -> float:
@@ -146,6 +161,7 @@ class SandboxReward:
         max_completion_length: int = 0,
         on_batch: Callable[[dict[str, float]], None] | None = None,
         limits: Limits | None = None,
+        anchored: bool = False,
     ) -> None:
         self.__name__ = "sandbox"
         self.limits = limits
@@ -155,26 +171,11 @@ class SandboxReward:
         self.on_batch = on_batch
         self._problems: dict[str, Problem] = {}
         self._lock = threading.Lock()
-        self.totals = {
-            "completions": 0,
-            "scored": 0,
-            "no_code": 0,
-            "malformed": 0,
-            "faults_dropped": 0,
-            "reruns": 0,
-            "programs_run": 0,
-            "tampered": 0,
-            "flagged": 0,
-            "unchanged": 0,
-            "anchors": 0,
-            "anchor_unchanged": 0,
-            "anchor_solved": 0,
-            "anchor_beaten": 0,
-        }
-        # Set when the first completion of each prompt is greedy (trainer/training/greedy_anchor.py):
+        self.totals = dict.fromkeys(COUNTS, 0)
+        # True when the first completion of each prompt is greedy (trainer/training/greedy_anchor.py):
         # the batch then also counts those anchors, their unchanged resubmissions, their solves
         # and the groups where a sample scored above the greedy reply.
-        self.anchored = False
+        self.anchored = anchored
 
     def _problem(self, blob: str) -> Problem:
         with self._lock:
@@ -227,22 +228,7 @@ class SandboxReward:
             slots.append(index[key])
         results, reruns = run_with_retries(self.sandbox, jobs, s.sandbox_retries, s.retry_wait_s) if jobs else ([], 0)
         rewards: list[float | None] = []
-        batch = {
-            "completions": len(texts),
-            "scored": 0,
-            "no_code": 0,
-            "malformed": 0,
-            "faults_dropped": 0,
-            "reruns": reruns,
-            "programs_run": len(jobs),
-            "tampered": 0,
-            "flagged": 0,
-            "unchanged": 0,
-            "anchors": 0,
-            "anchor_unchanged": 0,
-            "anchor_solved": 0,
-            "anchor_beaten": 0,
-        }
+        batch = dict.fromkeys(COUNTS, 0) | {"completions": len(texts), "reruns": reruns, "programs_run": len(jobs)}
         unchanged: set[int] = set()
         solved: set[int] = set()
         for i, (text, slot) in enumerate(zip(texts, slots)):
@@ -307,7 +293,7 @@ def anchor_counts(
     groups: dict[str, list[int]] = {}
     for i, prompt in enumerate(prompts):
         groups.setdefault(repr(prompt), []).append(i)
-    out = {"anchors": 0, "anchor_unchanged": 0, "anchor_solved": 0, "anchor_beaten": 0}
+    out = dict.fromkeys(ANCHOR_COUNTS, 0)
     for rows in groups.values():
         first = rows[0]
         out["anchors"] += 1
