@@ -230,6 +230,10 @@ class CollectSettings(Section):
     abort_after_errors: int = Field(
         3, ge=1, description="Consecutive sessions ending on the same kind of error stop a run."
     )
+    share_greedy_first_turn: bool = Field(
+        True,
+        description="With a greedy first turn, a problem's sessions share one: the others start from a copy of it.",
+    )
 
 
 class SplitSection(Section):

@@ -83,6 +83,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             concurrency=args.concurrency or section.concurrency,
             abort_after=section.abort_after_errors,
             full_horizon=args.full_horizon,
+            share_first_turn=section.share_greedy_first_turn,
             on_session=on_session,
             on_plan=on_plan,
         )
@@ -103,6 +104,7 @@ def _print_report(report: dict[str, Any]) -> None:
     print(
         f"ran {sum(report['statuses'].values())} session(s), {report['turns']} turns in {report['wall_s']} s;"
         f" {report['already_stored']} were already stored"
+        + (f"; {report['shared_turns']} first turns shared, not generated" if report.get("shared_turns") else "")
     )
     if o:
         print(

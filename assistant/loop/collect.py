@@ -3,7 +3,10 @@ model), C sessions at a time, each written to the store turn by turn (source `co
 
 Resumable: a problem's finished sessions (passed or unsolved) by the same model on the
 same problem content count towards its K, so a rerun does only what is missing; sessions
-that ended on an error are redone. Generation and execution overlap because C sessions run
+that ended on an error are redone. With `share_first_turn` and a greedy first turn (temperature
+0), the K sessions of a problem would all start with the same reply: one session runs it, the
+others start from a copy of its turn 0 (their meta names it, `first_turn_from`) and sample only
+their later turns. Generation and execution overlap because C sessions run
 in threads: while one session's program runs in the sandbox, others wait on the model
 server. `PhaseMeter` measures that overlap from the session events.
 
@@ -23,7 +26,7 @@ from assistant.interfaces import ChatModel, Runner
 from assistant.loop.recorder import record
 from assistant.loop.session import Event, ProgramExtracted, Session, SessionEnded, TurnFinished, TurnStarted
 from assistant.problems.schema import Problem
-from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
+from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED, Turn
 from assistant.store.trajectory_db import Store
 
 if TYPE_CHECKING:
@@ -100,6 +103,7 @@ class CollectReport:
     already_stored: int = 0
     statuses: Counter = field(default_factory=Counter)
     turns: int = 0
+    shared_turns: int = 0  # first turns copied from a sibling session instead of generated
     wall_s: float = 0.0
     aborted: str | None = None
     overlap: dict[str, float] = field(default_factory=dict)
@@ -110,6 +114,7 @@ class CollectReport:
             "already_stored": self.already_stored,
             "statuses": dict(self.statuses),
             "turns": self.turns,
+            "shared_turns": self.shared_turns,
             "wall_s": round(self.wall_s, 1),
             "aborted": self.aborted,
             "overlap": self.overlap,
@@ -125,14 +130,41 @@ def stored_count(store: Store, source: str = "collect") -> Done:
     return lambda problem, model: store.count_sessions(problem.content_hash(), model, source, FINISHED)
 
 
-def plan(problems: list[Problem], model: str, samples: int, done: Done) -> tuple[list[Problem], int]:
-    """The sessions still to run (one entry per session) and how many are already stored."""
+@dataclass
+class Job:
+    """One session to run: from scratch, or from a copy of `first` (another session's turn 0);
+    a leader that runs `followers` more sessions of its problem from its own turn 0."""
+
+    problem: Problem
+    followers: int = 0
+    first: Turn | None = None
+    first_from: str | None = None
+
+
+def plan(
+    problems: list[Problem], model: str, samples: int, done: Done, share_first: bool = False
+) -> tuple[list[Job], int]:
+    """The sessions still to run and how many are already stored. With `share_first` a
+    problem's missing sessions are one leader job whose followers wait for its first turn."""
     jobs, stored = [], 0
     for problem in problems:
         have = min(samples, done(problem, model))
         stored += have
-        jobs.extend([problem] * (samples - have))
+        missing = samples - have
+        if share_first and missing > 1:
+            jobs.append(Job(problem, followers=missing - 1))
+        else:
+            jobs.extend(Job(problem) for _ in range(missing))
     return jobs, stored
+
+
+def followers_of(job: Job, session: Session) -> list[Job]:
+    """The jobs a finished leader releases: from a copy of its turn 0 when it has one that ran
+    (a model or sandbox error leaves none to share), else from scratch."""
+    first = session.turns[0] if session.turns and session.turns[0].program is not None else None
+    if first is None:
+        return [Job(job.problem) for _ in range(job.followers)]
+    return [Job(job.problem, first=first, first_from=session.id) for _ in range(job.followers)]
 
 
 def collect(
@@ -152,24 +184,29 @@ def collect(
     meta: dict[str, Any] | None = None,
     on_session: Callable[[Session], None] | None = None,
     on_plan: Callable[[int, int], None] | None = None,
+    share_first_turn: bool = False,
 ) -> CollectReport:
     """Run the missing sessions (`done(problem, model)` says how many a problem already
     has; default `stored_count(store, source)`); `on_plan(todo, stored)` is called once,
     `on_session` after each session. Stops submitting after `abort_after` sessions in a
     row end on the same kind of error (a dead server or sandbox). `full_horizon`: sessions
-    take every turn, also after their public tests pass. `meta` is stored with each session."""
+    take every turn, also after their public tests pass. `meta` is stored with each session.
+    `share_first_turn`: with a greedy first turn, a problem's sessions share one (module doc)."""
     start = time.perf_counter()
-    jobs, stored = plan(problems, client.display_name, samples, done or stored_count(store, source))
-    report = CollectReport(planned=len(jobs), already_stored=stored)
+    share = share_first_turn and settings.temperature_for(0) == 0
+    jobs, stored = plan(problems, client.display_name, samples, done or stored_count(store, source), share)
+    planned = sum(1 + j.followers for j in jobs)
+    report = CollectReport(planned=planned, already_stored=stored)
     if on_plan:
-        on_plan(len(jobs), stored)
+        on_plan(planned, stored)
     meter = PhaseMeter()
     streak: list[str] = []
 
-    def one(problem: Problem) -> Session:
+    def one(job: Job) -> Session:
+        extra = {"first_turn_from": job.first_from} if job.first_from else {}
         session = record(
             Session(
-                problem,
+                job.problem,
                 client,
                 sandbox,
                 settings,
@@ -177,24 +214,31 @@ def collect(
                 adapter_version=adapter_version,
                 subscriber=meter,
                 stream=False,
-                meta=meta,
+                meta={**(meta or {}), **extra} or None,
             ),
             store,
         )
+        if job.first is not None:
+            session.seed(job.first)
         session.run(stop_on_pass=not full_horizon)
         return session
 
     pending = list(reversed(jobs))
-    running: set[Future[Session]] = set()
+    running: dict[Future[Session], Job] = {}
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="collect") as pool:
         while pending or running:
             while pending and len(running) < concurrency and not report.aborted:
-                running.add(pool.submit(one, pending.pop()))
+                job = pending.pop()
+                running[pool.submit(one, job)] = job
             if not running:
                 break
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                job = running.pop(future)
                 session = future.result()
+                if job.followers and not report.aborted:
+                    pending.extend(followers_of(job, session))  # next to run: their turn 0 is done
+                report.shared_turns += job.first is not None
                 report.statuses[session.status] += 1
                 report.turns += len(session.turns)
                 streak = streak + [session.status] if session.status in (MODEL_ERROR, SANDBOX_ERROR) else []

@@ -18,7 +18,7 @@ subscribed.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from assistant.interfaces import ChatModel, EventSink, Runner
@@ -276,6 +276,14 @@ class Session:
             self.finish(SANDBOX_ERROR, str(exc))
             raise
         return self._record(turn)
+
+    def seed(self, turn: Turn) -> Turn:
+        """Start from a copy of another session's first turn on the same problem (collect: the
+        greedy first turn that several samples share), recorded as this session's turn 0."""
+        if self.turns:
+            raise ValueError("only an empty session can be seeded with a first turn")
+        self._start()
+        return self._record(replace(turn, index=0, created_at=time.time()))
 
     def _earlier_programs(self) -> set[str]:
         """The code keys (`extract.code_key`) a new reply must not repeat: earlier turns' and the starter

@@ -33,6 +33,7 @@ class OracleClient(ScriptedClient):
 
     def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         time.sleep(self.delay_s)
+        self.calls.append({"messages": [dict(m) for m in messages]})
         for number, row in enumerate(self.rows):
             if row["prompt"].strip() in messages[1]["content"]:
                 if number % 2 and len(messages) == 2:
@@ -55,6 +56,39 @@ def test_collect_runs_k_samples_resumes_and_overlaps(cobalt_home: Path, sandbox:
         assert (again.planned, again.already_stored) == (0, 6)
         more = collect(problems, OracleClient(0), sandbox, store, LoopSettings(turns=3), samples=3, concurrency=2)
         assert (more.planned, more.already_stored) == (3, 6) and store.counts()[0] == 9
+
+
+def test_collect_shares_a_greedy_first_turn(cobalt_home: Path, sandbox: Any) -> None:
+    problems = load_problems("humaneval:3")  # the oracle fails turn 0 of the second only
+    greedy_first = LoopSettings(turns=2, temperature=[0.0, 1.0])
+    client = OracleClient(0)
+    with Store.open() as store:
+        report = collect(
+            problems, client, sandbox, store, greedy_first, samples=3, concurrency=3, share_first_turn=True
+        )
+        sessions = store.sessions(source="collect", with_turns=True)
+    assert (report.planned, dict(report.statuses), report.shared_turns) == (9, {"passed": 9}, 6)
+    assert len(client.calls) == 3 + 3  # one first turn per problem, then the second's three repairs
+    by_problem: dict[str, list[Any]] = {}
+    for s in sessions:
+        by_problem.setdefault(s.problem_id, []).append(s)
+    for group in by_problem.values():
+        leader = [s for s in group if "first_turn_from" not in s.meta]
+        assert len(leader) == 1 and {s.meta.get("first_turn_from", leader[0].id) for s in group} == {leader[0].id}
+        assert len({(s.turns[0].program, s.turns[0].public_pass_rate) for s in group}) == 1
+    assert sorted(len(s.turns) for s in sessions) == [1] * 6 + [2] * 3
+    with Store.open() as store:  # sampled first turns are never shared
+        sampled = collect(
+            load_problems("humaneval:4")[3:],
+            OracleClient(0),
+            sandbox,
+            store,
+            LoopSettings(turns=2, temperature=[0.6]),
+            samples=2,
+            concurrency=2,
+            share_first_turn=True,
+        )
+    assert (sampled.planned, sampled.shared_turns) == (2, 0)
 
 
 def test_phase_meter_integrates_overlap() -> None:
