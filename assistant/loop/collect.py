@@ -26,7 +26,7 @@ from assistant.interfaces import ChatModel, Runner
 from assistant.loop.recorder import record
 from assistant.loop.session import Event, ProgramExtracted, Session, SessionEnded, TurnFinished, TurnStarted
 from assistant.problems.schema import Problem
-from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED, Turn
+from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
 from assistant.store.trajectory_db import Store
 
 if TYPE_CHECKING:
@@ -132,13 +132,12 @@ def stored_count(store: Store, source: str = "collect") -> Done:
 
 @dataclass
 class Job:
-    """One session to run: from scratch, or from a copy of `first` (another session's turn 0);
-    a leader that runs `followers` more sessions of its problem from its own turn 0."""
+    """One session to run: from scratch, or from a copy of `leader`'s turn 0; a job with
+    `followers` releases that many more sessions of its problem once it has finished."""
 
     problem: Problem
     followers: int = 0
-    first: Turn | None = None
-    first_from: str | None = None
+    leader: Session | None = None
 
 
 def plan(
@@ -161,10 +160,8 @@ def plan(
 def followers_of(job: Job, session: Session) -> list[Job]:
     """The jobs a finished leader releases: from a copy of its turn 0 when it has one that ran
     (a model or sandbox error leaves none to share), else from scratch."""
-    first = session.turns[0] if session.turns and session.turns[0].program is not None else None
-    if first is None:
-        return [Job(job.problem) for _ in range(job.followers)]
-    return [Job(job.problem, first=first, first_from=session.id) for _ in range(job.followers)]
+    usable = bool(session.turns) and session.turns[0].program is not None
+    return [Job(job.problem, leader=session if usable else None) for _ in range(job.followers)]
 
 
 def collect(
@@ -203,7 +200,6 @@ def collect(
     streak: list[str] = []
 
     def one(job: Job) -> Session:
-        extra = {"first_turn_from": job.first_from} if job.first_from else {}
         session = record(
             Session(
                 job.problem,
@@ -214,12 +210,12 @@ def collect(
                 adapter_version=adapter_version,
                 subscriber=meter,
                 stream=False,
-                meta={**(meta or {}), **extra} or None,
+                meta={**(meta or {}), "first_turn_from": job.leader.id} if job.leader else meta,
             ),
             store,
         )
-        if job.first is not None:
-            session.seed(job.first)
+        if job.leader is not None:
+            session.seed(job.leader.turns[0])
         session.run(stop_on_pass=not full_horizon)
         return session
 
@@ -238,7 +234,7 @@ def collect(
                 session = future.result()
                 if job.followers and not report.aborted:
                     pending.extend(followers_of(job, session))  # next to run: their turn 0 is done
-                report.shared_turns += job.first is not None
+                report.shared_turns += job.leader is not None
                 report.statuses[session.status] += 1
                 report.turns += len(session.turns)
                 streak = streak + [session.status] if session.status in (MODEL_ERROR, SANDBOX_ERROR) else []
