@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from rich.text import Text
+from textual.errors import NoWidget
 from textual.widgets import Footer
 
 from assistant.tui.views import status_line
@@ -19,6 +20,19 @@ from tests.assistant.tui.tui_support import SUM
 
 pytestmark = pytest.mark.docker
 PANES = ("#problem", "#tests", "#timeline", "#editor", "#results", "#reply", "#status", "Footer")
+
+
+async def settle(app: Any, pilot: Any, tries: int = 20) -> None:
+    """Pause until every footer key is laid out: after a layout change the footer recomposes
+    its keys, and a key not yet in the compositor's map has no region to check."""
+    for _ in range(tries):
+        await pilot.pause()
+        try:
+            for key in app.query_one(Footer).children:
+                app.screen.find_widget(key)
+            return
+        except NoWidget:
+            continue
 
 
 def check_layout(app: Any) -> list[str]:
@@ -68,7 +82,7 @@ def test_nothing_overlaps_or_is_cut_off(state: str, size: tuple[int, int], tui: 
                 await reach(state, pilot, app)
                 if state == "failed":  # an edited program puts the longest title on the editor
                     app.query_one(ProgramEditor).insert("# my change\n", (0, 0))
-                    await pilot.pause()
+                await settle(app, pilot)
                 return check_layout(app)
             finally:
                 await release(app)
@@ -84,7 +98,7 @@ def test_the_layout_check_can_fail(tui: Any) -> None:
         async with app.run_test(size=(100, 30)) as pilot:
             app.query_one("#timeline").styles.height = 40  # taller than the screen
             app.query_one("#results").border_title = "x" * 90
-            await pilot.pause()
+            await settle(app, pilot)
             return check_layout(app)
 
     faults = asyncio.run(scenario())
