@@ -49,6 +49,11 @@ class MixSettings(Section):
         "solved the task also give their partial prompts (the model's own wrong programs with their feedback); "
         "0: the paper's filter (only trajectories that improved and solved it).",
     )
+    first_turn_prompts: bool = Field(
+        True,
+        description="Each task's first-turn prompt is a training prompt; false trains on repair contexts only "
+        "(the validation prompts keep it).",
+    )
     synthetic_render: Literal["served", "canonical", "any"] = Field(
         "served",
         description="Synthetic sessions of this rendering only (configs/repair.yaml curriculum.render; "

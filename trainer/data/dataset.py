@@ -291,13 +291,16 @@ def select(
     stats: BuildStats | None = None,
     style: PromptStyle | None = None,
     unsolved: int = 0,
+    first_turn: bool = True,
 ) -> Selection:
     """Apply the task and trajectory filters of docs/method.md to sessions that carry their
     problem; sessions without turns or without a problem are counted and skipped. Every
     prompt is written in `style` (default: prompts.style()). `unsolved` > 0 also keeps, per
     task, that many trajectories that failed their first turn and never solved it (the
     least improved first, never the validation one): their partial prompts are the model's own
-    wrong programs with their feedback, which the paper's filter drops."""
+    wrong programs with their feedback, which the paper's filter drops. `first_turn` False leaves
+    each task's first-turn prompt out of the training prompts (repair contexts only; validation
+    keeps it)."""
     stats = stats or BuildStats()
     style = style or prompts.style()
     by_task: dict[str, list[SessionRecord]] = {}
@@ -328,6 +331,7 @@ def select(
         if debug and fmt == "whole_file":
             fmt = ""
         first = debug_prompts(task, problem, trajs[0], fmt)[:1] if debug else [first_turn_prompt(task, problem, style)]
+        first = first if first_turn else []
         train.extend(first)
         stats.add("prompts_first_turn", len(first))
         stats.add("trajectories", len(trajs))

@@ -105,7 +105,15 @@ def select_mix(
     chosen: dict[str, Selection] = {}
     for origin in ORIGINS:
         unsolved = mix.own_unsolved if origin == OWN else 0
-        sel = select(parts[origin], k=k, max_context=max_context, stats=stats, style=style, unsolved=unsolved)
+        sel = select(
+            parts[origin],
+            k=k,
+            max_context=max_context,
+            stats=stats,
+            style=style,
+            unsolved=unsolved,
+            first_turn=mix.first_turn_prompts,
+        )
         for p in sel.train + sel.validation:
             p.origin = origin
         chosen[origin] = sel

@@ -147,6 +147,17 @@ def test_unsolved_trajectories_give_prompts_only_when_asked() -> None:
     assert (c["trajectories_unsolved"], c["prompts_unsolved"]) == (2, 2)
 
 
+def test_first_turn_prompts_can_be_left_out_of_training_only() -> None:
+    mid = sum_problem("mid")
+    group = [session(mid, [0.0, 1.0], "solved"), session(mid, [0.25, 0.25], "flat")]
+    both = select(group, k=4, max_context=1)
+    repair = select(group, k=4, max_context=1, first_turn=False)
+    assert [p.session_id for p in both.train] == [None, "solved"]
+    assert [p.session_id for p in repair.train] == ["solved"]  # the repair context after turn 0
+    assert repair.stats.counts["prompts_first_turn"] == 0
+    assert [p.session_id for p in repair.validation] == [p.session_id for p in both.validation] == [None, "flat"]
+
+
 def test_validation_is_the_smallest_d_trajectory_per_task() -> None:
     chosen = select(_sessions(), k=4, max_context=3)
     assert [p.id for p in chosen.validation_problems] == ["mid", "many"]

@@ -79,6 +79,9 @@ def test_parts_are_selected_on_their_own_and_carry_their_origin() -> None:
     assert all(p.row("train")["origin"] in (OWN, SYNTHETIC) for p in chosen.train + chosen.validation)
     everything, _ = select_mix(made, MixSettings(synthetic_render="any"))
     assert "syn-sum-canonical" in {p.session_id for p in everything.train}
+    repair_only, _ = select_mix(made, MixSettings(first_turn_prompts=False))
+    assert [p for p in repair_only.train if not p.turns] == []
+    assert {p.session_id for p in repair_only.train} == {p.session_id for p in chosen.train if p.turns}
 
 
 def test_the_ratio_and_the_caps() -> None:
