@@ -330,8 +330,12 @@ def select(
         fmt = (group[0].meta or {}).get("edit_format", "") if debug else ""
         if debug and fmt == "whole_file":
             fmt = ""
-        first = debug_prompts(task, problem, trajs[0], fmt)[:1] if debug else [first_turn_prompt(task, problem, style)]
-        first = first if first_turn else []
+        if not first_turn:
+            first = []
+        elif debug:
+            first = debug_prompts(task, problem, trajs[0], fmt)[:1]
+        else:
+            first = [first_turn_prompt(task, problem, style)]
         train.extend(first)
         stats.add("prompts_first_turn", len(first))
         stats.add("trajectories", len(trajs))
