@@ -1,5 +1,6 @@
 """`cobalt dataset build`: stored sessions (or an imported JSONL export) -> the bandit
 dataset files, printing how many sessions each source gave and each filter kept and dropped.
+`cobalt dataset combine`: several built datasets -> one (`trainer.data.combine`).
 `cobalt dataset synthesize`: store the synthetic repair sessions of the train split
 (`trainer.repair.curriculum`). `cobalt dataset pin-repair`: rebuild the pinned
 `humaneval-repair` items in the sandbox (`trainer.repair.pins`)."""
@@ -18,6 +19,7 @@ from assistant.errors import UserError
 from assistant.runtime import open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
 from trainer.data import build
+from trainer.data.combine import combine
 from trainer.data.heldout import training_sessions
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
@@ -48,6 +50,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-perturb", action="store_true", help="build no perturbed contexts (no sandbox needed)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_profile(p)
+    comb = add_action(
+        actions, "combine", run_combine, "combine built datasets: seeded draws of training rows, every validation row"
+    )
+    comb.add_argument("datasets", type=Path, nargs="+", help="two or more dataset directories")
+    comb.add_argument("--out", type=Path, required=True, help="the new dataset directory")
+    comb.add_argument(
+        "--take",
+        help="training rows to draw from each dataset, comma-separated, `all` for every row (default: all of each)",
+    )
+    comb.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    comb.add_argument("--json", action="store_true", help="print the written meta.json")
     syn = add_action(
         actions, "synthesize", run_synthesize, "store synthetic repair sessions (mutants of train-split tasks)"
     )
@@ -123,6 +136,33 @@ def run(args: argparse.Namespace, config: Settings) -> int:
             f"{split} prompts by origin: " + (", ".join(f"{k} {v}" for k, v in rows.get(split, {}).items()) or "none")
         )
     print(f"wrote {built.train_rows} training and {built.validation_rows} validation prompts to {out}")
+    return 0
+
+
+def _takes(text: str | None, count: int) -> list[int | None]:
+    if text is None:
+        return [None] * count
+    takes: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip()
+        if part != "all" and not part.isdigit():
+            raise UserError(f"--take {text!r}: each count must be a whole number or `all`")
+        takes.append(None if part == "all" else int(part))
+    return takes
+
+
+def run_combine(args: argparse.Namespace, config: Settings) -> int:
+    meta = combine(args.datasets, args.out, _takes(args.take, len(args.datasets)), seed=args.seed)
+    if args.json:
+        print(json.dumps(meta))
+        return 0
+    for part in meta["combined"]["parts"]:
+        print(f"{part['path']}: {part['taken']} of {part['train_rows']} training rows")
+    counts = meta["counts"]
+    print(
+        f"wrote {counts['train_prompts']} training and {counts['validation_prompts']} validation prompts "
+        f"({counts['validation_tasks']} validation tasks) to {args.out}; data hash {meta['data_hash'][:12]}"
+    )
     return 0
 
 
