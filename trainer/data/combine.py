@@ -42,35 +42,35 @@ def combine(inputs: Sequence[Path], out: Path, take: Sequence[int | None], seed:
         raise UserError("combine needs at least two datasets")
     if len(take) != len(inputs):
         raise UserError(f"--take names {len(take)} counts for {len(inputs)} datasets")
+    inputs = [Path(p) for p in inputs]
     for path in inputs:
-        if not (Path(path) / "meta.json").is_file():
+        if not (path / "meta.json").is_file():
             raise UserError(f"{path} is not a built dataset (meta.json is missing)")
+    metas = [dataset_files.read_meta(path) for path in inputs]
     if Path(out).exists() and any(Path(out).iterdir()):
         raise UserError(f"{out} exists and is not empty; choose a new directory")
     rng = random.Random(seed)
     train: list[dict[str, Any]] = []
     parts = []
-    for path, n in zip(inputs, take):
-        rows = dataset_files.read_rows(Path(path), "train")
+    for path, meta, n in zip(inputs, metas, take):
+        rows = dataset_files.read_rows(path, "train")
         if n is not None and not 0 < n <= len(rows):
             raise UserError(f"{path} has {len(rows)} training rows; cannot take {n}")
         chosen = sorted(rng.sample(range(len(rows)), n)) if n is not None else list(range(len(rows)))
         train += [rows[i] for i in chosen]
-        meta = dataset_files.read_meta(Path(path))
         parts.append(
             {"path": str(path), "data_hash": meta.get("data_hash"), "train_rows": len(rows), "taken": len(chosen)}
         )
-    validation = _union([dataset_files.read_rows(Path(p), "validation") for p in inputs], _key)
-    problems = _union([dataset_files.validation_problems(Path(p)) for p in inputs], lambda p: p.content_hash())
-    first = dataset_files.read_meta(Path(inputs[0]))
-    meta = {
+    validation = _union([dataset_files.read_rows(p, "validation") for p in inputs], _key)
+    problems = _union([dataset_files.validation_problems(p) for p in inputs], lambda p: p.content_hash())
+    combined = {
         "combined": {"seed": seed, "parts": parts},
         "counts": {
             "train_prompts": len(train),
             "validation_prompts": len(validation),
             "validation_tasks": len(problems),
         },
-        "prompt": first.get("prompt"),
-        "settings": first.get("settings"),
+        "prompt": metas[0].get("prompt"),
+        "settings": metas[0].get("settings"),
     }
-    return dataset_files.write(Path(out), train, validation, problems, meta)
+    return dataset_files.write(Path(out), train, validation, problems, combined)
