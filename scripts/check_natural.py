@@ -17,6 +17,8 @@ fails:
     .venv/bin/python scripts/check_natural.py            # check everything
     .venv/bin/python scripts/check_natural.py --build    # rewrite problems.jsonl, then check
     .venv/bin/python scripts/check_natural.py --sources DIR --out FILE --build   # a draft batch alone
+    .venv/bin/python scripts/check_natural.py --set heldout --build \
+        --sources examples/heldout/src --out examples/heldout/problems.jsonl   # another set in this format
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 
 from assistant.problems.natural import (
     NATURAL_FILE,
+    SOURCE,
     SOURCE_DIR,
     Source,
     grade_references,
@@ -90,7 +93,7 @@ def build_record(src: Source) -> dict[str, Any]:
     if src.kind == "function":
         record["entry_point"] = src.entry_point
         record["starter_code"] = f"{src.signature}\n    ...\n"
-    record["source"] = "natural"
+    record["source"] = src.id.split("/", 1)[0]  # the set's name: natural, or heldout
     record["difficulty"] = src.difficulty
     record["public_tests"] = public
     record["hidden_tests"] = public + extra
@@ -107,8 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sandbox", action="store_true", help="skip the sandbox run of the references")
     parser.add_argument("--sources", type=Path, default=SOURCE_DIR, help="the source YAML directory")
     parser.add_argument("--out", type=Path, default=NATURAL_FILE, help="the problems JSONL built from them")
+    parser.add_argument(
+        "--set",
+        default=SOURCE,
+        dest="set_name",
+        help="the set's name: ids <set>/<slug>, source <set>",
+    )
     args = parser.parse_args(argv)
-    sources = read_sources(args.sources)
+    sources = read_sources(args.sources, args.set_name)
     built = build(sources)
     if args.build:
         args.out.write_text(built, encoding="utf-8")
@@ -123,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             read_cohorts()
         except ProblemError as exc:
             bad.setdefault("cohorts.yaml", []).append(str(exc))
-    for pid, why in schema_problems(sources, problems).items():
+    for pid, why in schema_problems(sources, problems, args.set_name).items():
         bad.setdefault(pid, []).extend(why)
     if not args.no_sandbox:
         box = open_sandbox(load_settings())

@@ -60,8 +60,9 @@ class Source:
         return self.signature.removeprefix("def ").split("(", 1)[0].strip()
 
 
-def read_sources(directory: Path = SOURCE_DIR) -> list[Source]:
-    """Every problem of the source files, in file order."""
+def read_sources(directory: Path = SOURCE_DIR, set_name: str = SOURCE) -> list[Source]:
+    """Every problem of the source files, in file order, with ids `<set_name>/<slug>` (another
+    set in this format, such as examples/heldout/, names itself)."""
     out = []
     for path in sorted(directory.glob("*.yaml")):
         items = yaml.safe_load(path.read_text(encoding="utf-8")) or []
@@ -74,7 +75,7 @@ def read_sources(directory: Path = SOURCE_DIR) -> list[Source]:
                 raise ProblemError(f"{where}: unknown field(s) {', '.join(unknown)}")
             out.append(
                 Source(
-                    id=PREFIX + str(item["id"]),
+                    id=f"{set_name}/{item['id']}",
                     title=str(item.get("title") or item["id"]),
                     kind=str(item.get("kind") or "function"),
                     difficulty=str(item.get("difficulty") or ""),
@@ -151,8 +152,11 @@ def _defines(reference: str, name: str) -> bool:
     return any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body)
 
 
-def schema_problems(sources: list[Source], problems: list[Problem] | None = None) -> dict[str, list[str]]:
-    """{problem id: what is wrong} over the sources and the built problems (default: the set's file)."""
+def schema_problems(
+    sources: list[Source], problems: list[Problem] | None = None, set_name: str = SOURCE
+) -> dict[str, list[str]]:
+    """{problem id: what is wrong} over the sources and the built problems (default: the set's
+    file); every problem's `source` must be `set_name`."""
     bad: dict[str, list[str]] = {}
     built = {p.id: p for p in (problems if problems is not None else natural_problems())}
     ids = Counter(s.id for s in sources)
@@ -181,7 +185,7 @@ def schema_problems(sources: list[Source], problems: list[Problem] | None = None
             why.append(f"{len(problem.public_tests)} public tests, not {PUBLIC_RANGE[0]}-{PUBLIC_RANGE[1]}")
         if not HIDDEN_RANGE[0] <= len(problem.hidden_tests) <= HIDDEN_RANGE[1]:
             why.append(f"{len(problem.hidden_tests)} hidden tests, not {HIDDEN_RANGE[0]}-{HIDDEN_RANGE[1]}")
-        if problem.source != SOURCE or problem.difficulty != src.difficulty or problem.kind != src.kind:
+        if problem.source != set_name or problem.difficulty != src.difficulty or problem.kind != src.kind:
             why.append("problems.jsonl disagrees with the source on source, kind or difficulty")
         if src.reference.strip() and src.reference.strip() in (problem.statement + problem.starter_code):
             why.append("the statement or starter code shows the reference")

@@ -3,7 +3,8 @@ dataset files, printing how many sessions each source gave and each filter kept 
 `cobalt dataset combine`: several built datasets -> one (`trainer.data.combine`).
 `cobalt dataset synthesize`: store the synthetic repair sessions of the train split
 (`trainer.repair.curriculum`). `cobalt dataset pin-repair`: rebuild the pinned
-`humaneval-repair` items in the sandbox (`trainer.repair.pins`)."""
+`humaneval-repair` items in the sandbox (`trainer.repair.pins`). `cobalt dataset mutants`: a
+`repair:FILE.jsonl` benchmark from a problem set with references (`trainer.repair.from_sources`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from trainer.data.heldout import training_sessions
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
 from trainer.repair.curriculum import synthesize
+from trainer.repair.from_sources import reference_pairs
+from trainer.repair.items import build_items, write_items
 from trainer.repair.pins import PIN_FILE, pin_humaneval
 from trainer.repair.repair_settings import repair_settings
 from trainer.repair.served_form import RENDERS
@@ -79,6 +82,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "rebuild the pinned humaneval-repair items in the sandbox (trainer/repair/humaneval_pins.json)",
     )
     pin.add_argument("--json", action="store_true", help="print one JSON object")
+    mut = add_action(
+        actions,
+        "mutants",
+        run_mutants,
+        "write a repair:FILE.jsonl benchmark: seeded mutants of a problem set's references that fail a public test",
+    )
+    mut.add_argument("set_dir", type=Path, help="a problem set with references: problems.jsonl and src/*.yaml")
+    mut.add_argument("--out", type=Path, required=True, help="the repair item file to write (.jsonl)")
+    mut.add_argument("--per-task", type=int, help="mutants kept per problem (default: repair.yaml mutate.per_task)")
+    mut.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
@@ -197,4 +210,34 @@ def run_pin(args: argparse.Namespace, config: Settings) -> int:
         print(json.dumps({"items": count, "tasks": len(found["tasks"]), "file": str(PIN_FILE), "log": found["log"]}))
     else:
         print(f"pinned {count} items of {len(found['tasks'])} tasks to {PIN_FILE}; log: {json.dumps(found['log'])}")
+    return 0
+
+
+def run_mutants(args: argparse.Namespace, config: Settings) -> int:
+    """Mutants of every reference of a problem set, checked in the sandbox, as repair items."""
+    if args.per_task is not None and args.per_task < 1:
+        raise UserError("--per-task must be at least 1")
+    if args.out.suffix != ".jsonl" or args.out.exists():
+        raise UserError(f"{args.out}: the output must be a new .jsonl file")
+    pairs = reference_pairs(args.set_dir)
+    params = repair_settings().mutate
+    if args.per_task is not None:
+        params = params.model_copy(update={"per_task": args.per_task})
+    with open_sandbox(config) as box:
+        items, log = build_items(pairs, box, params)
+    write_items(items, args.out)
+    summary = {
+        "items": len(items),
+        "tasks": len({i.task for i in items}),
+        "problems": len(pairs),
+        "file": str(args.out),
+    }
+    if args.json:
+        print(json.dumps({**summary, "log": log}))
+    else:
+        print(
+            f"wrote {summary['items']} repair items of {summary['tasks']} of {summary['problems']} problems to "
+            f"{args.out}; references failing: {len(log['canonical_failed'])}, problems without a kept mutant: "
+            f"{len(log['no_mutant'])} ({log['jobs']} sandbox jobs)"
+        )
     return 0

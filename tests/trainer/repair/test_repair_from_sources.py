@@ -1,0 +1,75 @@
+"""`cobalt dataset mutants`: a problem set with references (the natural set's layout) becomes a
+`repair:FILE.jsonl` benchmark whose every buggy program fails a public test in the real sandbox
+while its reference passes every test; a directory that is not such a set, or a problem without
+its reference, is one clear sentence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from assistant.problems.natural import NATURAL_FILE, SOURCE_DIR
+from assistant.problems.schema import ProblemError
+from sandbox.api import Job
+from tests.assistant.cli.test_cli_foundation import assert_one_sentence, run_cli
+from trainer.repair.from_sources import reference_pairs
+from trainer.repair.items import build_items, load_items, write_items
+from trainer.repair.repair_settings import repair_settings
+
+SLUGS = ("clamp-all", "second-largest", "grade-letters")  # two function problems and a stdio one
+
+
+def make_set(root: Path, slugs: tuple[str, ...] = SLUGS, drop_reference: str = "") -> Path:
+    """A three-problem set in the natural layout, cut from the shipped natural set."""
+    sources = [s for f in sorted(SOURCE_DIR.glob("*.yaml")) for s in yaml.safe_load(f.read_text()) or []]
+    chosen = [dict(s) for s in sources if s["id"] in slugs]
+    for s in chosen:
+        if s["id"] == drop_reference:
+            s["reference"] = ""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "batch.yaml").write_text(yaml.safe_dump(chosen, sort_keys=False))
+    rows = [line for line in NATURAL_FILE.read_text().splitlines() if json.loads(line)["id"].split("/")[1] in slugs]
+    (root / "problems.jsonl").write_text("\n".join(rows) + "\n")
+    return root
+
+
+def test_mutants_of_the_references_fail_a_public_test_in_the_sandbox(tmp_path: Path, sandbox) -> None:
+    pairs = reference_pairs(make_set(tmp_path / "set"))
+    assert [p.id for p, _ in pairs] == [f"natural/{s}" for s in ("clamp-all", "second-largest", "grade-letters")]
+    assert {p.kind for p, _ in pairs} == {"function", "stdio"}
+    items, log = build_items(pairs, sandbox, repair_settings().mutate)
+    assert log["canonical_failed"] == [] and items
+    assert all(len([i for i in items if i.task == p.id]) <= repair_settings().mutate.per_task for p, _ in pairs)
+    write_items(items, tmp_path / "bugs.jsonl")
+    back = load_items(tmp_path / "bugs.jsonl")
+    assert [(i.id, i.buggy_program) for i in back] == [(i.id, i.buggy_program) for i in items]
+
+    references = dict((p.id, ref) for p, ref in pairs)
+    runs = sandbox.run_many([Job(i.buggy_program, i.problem.public_tests, i.problem.kind) for i in back])
+    assert all(i.buggy_program != references[i.task] for i in back)
+    assert all(not r.all_passed for r in runs), "every item must fail a public test"
+    clean = sandbox.run_many([Job(references[i.task], i.problem.all_tests(), i.problem.kind) for i in back])
+    assert all(r.all_passed for r in clean)
+
+
+def test_a_set_without_references_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ProblemError, match="needs problems.jsonl and src"):
+        reference_pairs(tmp_path)
+    with pytest.raises(ProblemError, match="no reference for natural/second-largest"):
+        reference_pairs(make_set(tmp_path / "set", drop_reference="second-largest"))
+
+
+def test_the_command_refuses_bad_input_in_one_sentence(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert_one_sentence(
+        run_cli("dataset", "mutants", str(tmp_path), "--out", str(tmp_path / "b.jsonl"), home=home), "not a problem set"
+    )
+    taken = tmp_path / "taken.jsonl"
+    taken.write_text("mine\n")
+    assert_one_sentence(
+        run_cli("dataset", "mutants", str(tmp_path), "--out", str(taken), home=home), "must be a new .jsonl"
+    )
+    assert taken.read_text() == "mine\n"
