@@ -7,7 +7,9 @@ JSONL file, and the nightly `retrain`).
 - Split: with `split="train"` (the default everywhere) sessions on HumanEval's and the natural
   set's tasks of the `test` split (evaluation only) and of the `val` split (what the promotion
   gate measures) are left out, whatever their source (a `solve` on a test task included).
-  `split="all"` is the explicit opt-out. Problems of other sets belong to no held-out split.
+  `split="all"` is the explicit opt-out. Every task of the held-out set (examples/heldout/,
+  source `heldout`: written to check adapters on problems nobody tuned on) is left out too.
+  Problems of other sets belong to no held-out split.
 
 Every session left out is counted by reason and every kept one by source, for
 `dataset build` to print. This module selects; it reads no store and builds nothing.
@@ -25,12 +27,16 @@ from assistant.settings import SplitSection
 from assistant.store.trajectory import SessionRecord
 
 NEVER = ("eval",)
+HELDOUT_SET = "heldout"  # examples/heldout/: evaluation only, every split
 GUARDS = ("train", "all")
 
 
 def is_heldout(session: SessionRecord, rule: Rule) -> bool:
-    """On a held-out HumanEval or natural task (a session whose problem is not loaded: by its id alone)."""
+    """On a held-out HumanEval or natural task, or any task of the held-out set (a session whose
+    problem is not loaded: by its id alone)."""
     problem: Problem | None = session.problem
+    if session.problem_id.startswith(HELDOUT_SET + "/") or (problem is not None and problem.source == HELDOUT_SET):
+        return True
     if problem is not None and problem.source not in WHOLE_SETS:
         return False
     return session.problem_id in heldout_ids(rule)

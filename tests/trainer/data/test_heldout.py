@@ -129,3 +129,13 @@ def test_natural_val_and_test_tasks_are_never_trained_on() -> None:
     unloaded = [dataclasses.replace(s, problem=None) for s in made]  # by the task id alone
     assert [s.id for s in training_sessions(unloaded, ["collect"], "train", rule)] == ["natural-train"]
     assert len(training_sessions(made, ["collect"], "all", rule)) == 3
+
+
+def test_every_task_of_the_heldout_set_is_left_out() -> None:
+    """examples/heldout/ is for evaluation only: its train split too, and by id when the problem is not loaded."""
+    problem = dataclasses.replace(natural_problems()[0], id="heldout/some-task", source="heldout")
+    made = [session(problem, [0.0, 1.0], "h1"), dataclasses.replace(session(problem, [0.0, 1.0], "h2"), problem=None)]
+    counts: Counter = Counter()
+    assert training_sessions(made, ["collect"], "train", counts=counts) == []
+    assert counts == Counter({"left_out:heldout_task": 2})
+    assert len(training_sessions(made, ["collect"], "all")) == 2
