@@ -16,6 +16,7 @@ import pytest
 from assistant.loop import prompts
 from assistant.problems.natural import (
     COHORTS_FILE,
+    NATURAL_DIR,
     SOURCE_DIR,
     grade_references,
     natural_problems,
@@ -106,3 +107,21 @@ def test_every_reference_passes_in_the_sandbox_and_a_broken_one_is_named(sandbox
     broken_stdio = dataclasses.replace(broken_stdio, reference="print('nothing')\n")
     failures = grade_references(sandbox, [broken, broken_stdio])
     assert set(failures) == {broken.id, broken_stdio.id}
+
+
+HELDOUT_DIR = NATURAL_DIR.parent / "heldout"
+
+
+def test_the_heldout_set_is_its_own_valid_set_and_its_references_pass(sandbox: Any) -> None:
+    """examples/heldout/ (docs/data.md "The held-out set"): the natural layout under the set name
+    `heldout`, no slug or title shared with the natural set, every reference passing in the
+    sandbox."""
+    sources = read_sources(HELDOUT_DIR / "src", "heldout")
+    problems = load_problems(str(HELDOUT_DIR / "problems.jsonl"))
+    assert len(problems) == len(sources) >= 40
+    assert schema_problems(sources, problems, "heldout") == {}
+    assert all(p.source == "heldout" and p.id.startswith("heldout/") for p in problems)
+    natural = natural_problems()
+    assert not {p.id.split("/")[1] for p in problems} & {p.id.split("/")[1] for p in natural}
+    assert not {p.title.lower() for p in problems} & {p.title.lower() for p in natural}
+    assert grade_references(sandbox, sources, problems) == {}

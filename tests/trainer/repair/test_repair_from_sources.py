@@ -55,6 +55,17 @@ def test_mutants_of_the_references_fail_a_public_test_in_the_sandbox(tmp_path: P
     assert all(r.all_passed for r in clean)
 
 
+def test_the_heldout_sets_items_are_its_own_problems_mutated() -> None:
+    """examples/heldout/repair.jsonl (`cobalt dataset mutants examples/heldout`): every item a
+    changed reference of one of the set's problems, carrying that problem as it is."""
+    heldout = NATURAL_FILE.parents[1] / "heldout"
+    pairs = {p.id: (p, ref) for p, ref in reference_pairs(heldout)}
+    items = load_items(heldout / "repair.jsonl")
+    assert len(items) >= 100 and {i.task for i in items} <= set(pairs)
+    assert all(i.buggy_program != pairs[i.task][1] and i.mutation for i in items)
+    assert all(i.problem.to_dict() == pairs[i.task][0].to_dict() for i in items)
+
+
 def test_a_set_without_references_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ProblemError, match="needs problems.jsonl and src"):
         reference_pairs(tmp_path)
