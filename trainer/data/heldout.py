@@ -35,7 +35,7 @@ def is_heldout(session: SessionRecord, rule: Rule) -> bool:
     """On a held-out HumanEval or natural task, or any task of the held-out set (a session whose
     problem is not loaded: by its id alone)."""
     problem: Problem | None = session.problem
-    if session.problem_id.startswith(HELDOUT_SET + "/") or (problem is not None and problem.source == HELDOUT_SET):
+    if session.problem_id.startswith(HELDOUT_SET + "/"):  # its ids are heldout/<slug> (check_natural --set)
         return True
     if problem is not None and problem.source not in WHOLE_SETS:
         return False
