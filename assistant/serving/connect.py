@@ -75,6 +75,7 @@ def resolve_client(
         if entry is not None:
             if entry["name"] not in served_models(info.api_base):
                 load_adapter(info.api_base, entry["name"], entry["path"])
+            progress(hot_notice(info.model, entry["name"]))
             target = entry["name"]
     client = ChatClient(
         f"hosted_vllm/{target}",
@@ -86,6 +87,15 @@ def resolve_client(
     client.adapter_version = None if target == info.model else target
     client.tokenizer_dir = str(info.model_path)
     return client
+
+
+def hot_notice(model: str, promoted: str) -> str:
+    """The line a client prints when it talks to the promoted adapter hot-loaded into a server of
+    the bare model (started with `--adapter base`): slower than merged, and not the base."""
+    return (
+        f"the server serves the bare {model}: using the promoted adapter {promoted}, hot-loaded "
+        "(pass `--adapter base` for the bare model; `cobalt serve --stop` then `cobalt serve` serves it merged)"
+    )
 
 
 def serves_merged(info: ServerInfo | None, root: Path, adapter: str) -> bool:

@@ -24,7 +24,7 @@ from trainer.data.combine import combine
 from trainer.data.heldout import training_sessions
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
-from trainer.repair.curriculum import synthesize
+from trainer.repair.curriculum import synthesize, train_pairs
 from trainer.repair.from_sources import reference_pairs
 from trainer.repair.items import build_items, write_items
 from trainer.repair.pins import PIN_FILE, pin_humaneval
@@ -73,6 +73,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=RENDERS,
         help="how the programs are written (default: configs/repair.yaml curriculum.render): served "
         "(no docstrings or comments, like the served model's replies) or canonical (the mutant as is)",
+    )
+    syn.add_argument(
+        "--from",
+        dest="from_dir",
+        type=Path,
+        help="mutate the train split of this set with references (natural layout, e.g. examples/natural) "
+        "instead of HumanEval's",
     )
     syn.add_argument("--json", action="store_true", help="print one JSON object")
     pin = add_action(
@@ -181,6 +188,7 @@ def run_combine(args: argparse.Namespace, config: Settings) -> int:
 
 def run_synthesize(args: argparse.Namespace, config: Settings) -> int:
     repair = repair_settings()
+    sources = None if args.from_dir is None else train_pairs(args.from_dir, config.eval.split)
     sandbox = open_sandbox(config)
     try:
         with open_store(config) as store:
@@ -192,6 +200,7 @@ def run_synthesize(args: argparse.Namespace, config: Settings) -> int:
                 rule=config.eval.split,
                 concurrency=repair.curriculum.concurrency,
                 render=args.render or repair.curriculum.render,
+                sources=sources,
                 progress=progress,
             )
     finally:

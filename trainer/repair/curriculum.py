@@ -12,6 +12,10 @@ Mutants come from `trainer.repair.items.build_items` with configs/repair.yaml
 include the train split's pinned items). Only the train split: the test split's mutants
 are never trained on. Rerunning adds only the items not stored yet in that rendering.
 
+`sources` (`cobalt dataset synthesize --from DIR`) takes the train split of another set with
+references instead of HumanEval's, such as examples/natural/ (`train_pairs`): bugs in the
+everyday style of the natural problems. The held-out set (examples/heldout/) is refused.
+
 `render` (configs/repair.yaml `curriculum.render`, `trainer.repair.served_form`): `served`
 (the default) writes both programs as the served model writes its replies (no docstrings, no
 comments, one python block) before they are graded, so the feedback's line numbers are those of
@@ -24,12 +28,17 @@ from __future__ import annotations
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Callable
 
 from assistant.interfaces import Rule, Runner
-from assistant.settings import LoopSettings
+from assistant.problems.schema import Problem, ProblemError
+from assistant.problems.splits import select
+from assistant.settings import LoopSettings, SplitSection
 from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord, new_session_id
 from assistant.store.trajectory_db import Store
+from trainer.data.heldout import HELDOUT_SET
+from trainer.repair.from_sources import reference_pairs
 from trainer.repair.items import MutateParams, RepairItem, build_items, humaneval_sources
 from trainer.repair.repair_session import RepairSession
 from trainer.repair.served_form import render_program
@@ -82,11 +91,13 @@ def synthesize(
     concurrency: int = 4,
     limit: int | None = None,
     render: str = "served",
+    sources: list[tuple[Problem, str]] | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> Counter:
-    """Build the train split's mutants (of its first `limit` tasks) and store a session for
-    each one not stored yet in `render`; returns counts."""
-    sources = humaneval_sources("train", rule)[:limit]
+    """Build the mutants of `sources` ((train-split problem, its reference); default HumanEval's
+    train split), of their first `limit` tasks, and store a session for each one not stored yet
+    in `render`; returns counts."""
+    sources = (humaneval_sources("train", rule) if sources is None else sources)[:limit]
     progress(f"checking mutants of {len(sources)} train-split tasks in the sandbox")
     items, log = build_items(sources, sandbox, params)
     fixed = {p.id: program for p, program in sources}
@@ -107,3 +118,13 @@ def synthesize(
             else:
                 counts["not_a_repair"] += 1
     return counts
+
+
+def train_pairs(directory: Path, rule: Rule | None = None) -> list[tuple[Problem, str]]:
+    """(problem, reference) of the train split of a set with references (the natural layout);
+    ProblemError for the held-out set, which is never trained on."""
+    pairs = reference_pairs(directory)
+    if pairs[0][0].id.startswith(HELDOUT_SET + "/"):
+        raise ProblemError(f"{directory}: the held-out set is for evaluation only; its tasks are never trained on")
+    train = {p.id for p in select([p for p, _ in pairs], "train", rule or SplitSection())}
+    return [(p, ref) for p, ref in pairs if p.id in train]

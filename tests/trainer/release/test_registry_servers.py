@@ -1,7 +1,8 @@
 """Several servers serve the same base: two real vLLM servers on the tiny model, each with its
 own data dir (own server state) but one adapter registry (the second data dir's `adapters`
 is a link to the first's, as a shared filesystem would be on several hosts). Each client
-hot-loads the promoted version into the server it talks to; after a new promotion both move on."""
+hot-loads the promoted version into the server it talks to, and says so; after a new promotion
+both move on."""
 
 from __future__ import annotations
 
@@ -47,10 +48,13 @@ def test_two_servers_each_hot_load_the_promoted_version(tmp_path: Path, test_con
         for seed in (1, 2):
             name = _promote(registry, model_dir, tmp_path, seed)
             for settings, paths, api_base in hosts:
+                said: list[str] = []
                 client = connect.resolve_client(
-                    test_config.model, "tiny", server=settings, paths=paths, progress=lambda _: None
+                    test_config.model, "tiny", server=settings, paths=paths, progress=said.append
                 )
                 assert client.display_name == name and client.api_base == api_base
+                # the client says it is not talking to the bare model it was started with
+                assert connect.hot_notice("tiny", name) in said
                 assert name in server.served_models(api_base)
                 reply = client.chat([{"role": "user", "content": "Say hi."}], temperature=0.0, max_tokens=4)
                 assert reply.completion_tokens > 0

@@ -2,23 +2,33 @@
 train-split tasks stored with source `synthetic`, a rerun adds nothing, and the dataset
 builder makes from each exactly the repair prompt (the mutant and its feedback, prev = the
 mutant's pass rate), none after the canonical turn; `served` sessions hold programs without
-docstrings or comments in served-form replies, and the builder takes the configured rendering."""
+docstrings or comments in served-form replies, and the builder takes the configured rendering;
+`--from DIR` mutates another set's train split and never the held-out set."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from assistant.loop import prompts
-from assistant.problems.splits import heldout_ids
+from assistant.problems.natural import NATURAL_DIR
+from assistant.problems.schema import ProblemError
+from assistant.problems.splits import heldout_ids, natural_splits
 from assistant.settings import LoopSettings, SplitSection
 from assistant.store.trajectory_db import Store
+from tests.assistant.cli.test_cli_foundation import assert_one_sentence, run_cli
 from trainer.data.dataset import BuildStats, select
 from trainer.data.mix import select_mix
 from trainer.data.session_source import sessions_from_store
-from trainer.repair.curriculum import AUTHOR, MODEL, SOURCE, render_of, synthesize
+from trainer.repair.curriculum import AUTHOR, MODEL, SOURCE, render_of, synthesize, train_pairs
+from trainer.repair.from_sources import reference_pairs
 from trainer.repair.items import MutateParams
 from trainer.repair.served_form import doc_key, served_program, served_reply
 from trainer.train_settings import MixSettings
+
+HELDOUT_DIR = NATURAL_DIR.parent / "heldout"
 
 
 def test_synthetic_sessions_and_their_prompts(cobalt_home: Any, sandbox: Any) -> None:
@@ -70,3 +80,24 @@ def test_served_sessions_are_written_like_served_replies(cobalt_home: Any, sandb
     contexts = [p for p in chosen.train if p.turns]
     assert contexts and all(p.origin == "synthetic" and '"""' not in p.turns[0].reply for p in contexts)
     assert report.to_dict()["parts"]["synthetic"]["sessions"] == len(by_render["served"])
+
+
+def test_mutants_of_another_sets_train_split(cobalt_home: Path, sandbox: Any) -> None:
+    """`synthesize --from examples/natural`: only the natural set's train split is mutated, its
+    sessions carry the natural problems, and the held-out set is refused in one sentence."""
+    pairs = train_pairs(NATURAL_DIR)
+    splits = natural_splits(SplitSection())
+    assert pairs and {splits[p.id] for p, _ in pairs} == {"train"}
+    assert len(pairs) < len(reference_pairs(NATURAL_DIR)) and all(ref.strip() for _, ref in pairs)
+    with Store.open() as store:
+        counts = synthesize(
+            store, sandbox, LoopSettings(), MutateParams(per_task=1, max_candidates=8), sources=pairs[:2]
+        )
+        sessions = [s for s in sessions_from_store(store) if s.source == SOURCE]
+    assert counts["stored"] == len(sessions) >= 1
+    assert {s.problem_id for s in sessions} <= {p.id for p, _ in pairs[:2]}
+    assert all(s.problem is not None and s.problem.source == "natural" for s in sessions)
+    with pytest.raises(ProblemError, match="held-out set is for evaluation only"):
+        train_pairs(HELDOUT_DIR)
+    refused = run_cli("dataset", "synthesize", "--from", str(HELDOUT_DIR), home=cobalt_home)
+    assert_one_sentence(refused, "never trained on")
