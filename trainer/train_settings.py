@@ -269,6 +269,11 @@ class TrainSettings(Section):
         True, description="End each completion at the closing fence of its python block, as the server does."
     )
     max_minutes: float = Field(0.0, ge=0, description="Wall-clock budget of a training run in minutes (0: none).")
+    cpu_bf16: Literal["auto", "always"] = Field(
+        "auto",
+        description="grpo.bf16 without CUDA: auto = only on a CPU that multiplies bf16 natively (AMX, "
+        "AVX512-BF16), else float32; always = as grpo.bf16 says (trainer/training/cpu_bf16.py).",
+    )
     suppress_docstrings: bool = Field(
         True, description="Ban the policy's triple-quote tokens in completions, as the server does."
     )

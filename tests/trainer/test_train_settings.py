@@ -14,6 +14,7 @@ from assistant.errors import UserError
 from assistant.settings import TrainSection
 from assistant.settings_loader import load_settings
 from trainer.train_settings import SECTIONS, TRAIN_CONFIG, TrainSettings, load_train_settings
+from trainer.training import grpo
 from trainer.training.grpo import grpo_config, lora_config
 
 
@@ -46,14 +47,20 @@ def test_overrides_and_errors(tmp_path: Path) -> None:
         grpo_config(load_train_settings(section, "test"), tmp_path)
 
 
-def test_cpu_recipe(tmp_path: Path) -> None:
+def test_cpu_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 12 item 5: constant learning rate, LoRA on every linear projection, completions
-    long enough for the answer format, more than one prompt per step; the base model in bf16."""
+    long enough for the answer format, more than one prompt per step; the base model in bf16
+    on a CPU that multiplies bf16 natively, float32 on one that does not (`cpu_bf16: auto`)."""
     settings = load_train_settings(TrainSection(), "cpu-small")
+    monkeypatch.setattr(grpo, "native_bf16", lambda: True)
     args = grpo_config(settings, tmp_path)
     assert args.lr_scheduler_type == "constant" and args.max_completion_length >= 512
     # the frozen base in bfloat16; without CUDA `use_cpu` is set, or transformers refuses bf16
     assert args.bf16 is True and args.use_cpu is True
+    monkeypatch.setattr(grpo, "native_bf16", lambda: False)
+    assert grpo_config(settings, tmp_path).bf16 is False
+    forced = load_train_settings(TrainSection(cpu_bf16="always"), "cpu-small")
+    assert grpo_config(forced, tmp_path).bf16 is True
     assert args.per_device_train_batch_size * args.gradient_accumulation_steps // args.num_generations >= 2
     assert set(lora_config(settings).target_modules) == {
         "q_proj",

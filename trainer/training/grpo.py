@@ -37,6 +37,7 @@ from assistant.store import atomic
 from trainer.data.dataset_files import load_split, read_meta
 from trainer.train_settings import TrainSettings
 from trainer.training.budget import time_budget
+from trainer.training.cpu_bf16 import native_bf16
 from trainer.training.fence_stop import stop_generation_at_fence
 from trainer.training.greedy_anchor import anchor_greedy_in_generation
 from trainer.training.reward import SandboxReward
@@ -72,8 +73,11 @@ def grpo_config(settings: TrainSettings, out: Path, max_steps: int | None = None
         output_dir=str(out / "checkpoints"), remove_unused_columns=False, disable_tqdm=True, save_only_model=False
     )
     values.setdefault("report_to", [])
-    if values.get("bf16") and "use_cpu" not in values and not _cuda_available():
-        values["use_cpu"] = True  # transformers refuses bf16 without a GPU unless told to use the CPU
+    if values.get("bf16") and not _cuda_available():
+        if settings.cpu_bf16 == "auto" and not native_bf16():
+            values["bf16"] = False  # a bf16 product on this CPU is a scalar loop (trainer/training/cpu_bf16.py)
+        else:
+            values.setdefault("use_cpu", True)  # transformers refuses bf16 without a GPU unless told to use the CPU
     return GRPOConfig(**values)
 
 
@@ -284,6 +288,8 @@ def train(
     if len(train_set) == 0:
         raise UserError(f"the dataset {dataset} has no training prompts")
     args = grpo_config(settings, out, max_steps, **grpo_overrides)
+    if {**settings.grpo, **grpo_overrides}.get("bf16") and not args.bf16:
+        progress("this CPU has no native bfloat16 (AMX, AVX512-BF16): training in float32 (train.cpu_bf16)")
     args.generation_kwargs = generation_kwargs(settings, model_path, args.generation_kwargs)
     reward = SandboxReward(
         sandbox,
