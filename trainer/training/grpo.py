@@ -4,7 +4,8 @@ sandbox (`trainer.training.reward.SandboxReward`). One generation step per promp
 Layout of one training directory:
 
     checkpoints/checkpoint-<step>/   Trainer checkpoints (adapter, optimizer, RNG, state);
-                                     a rerun resumes from the last complete one
+                                     a rerun resumes from the last complete one (one
+                                     already at max_steps is saved as the adapter as it is)
     metrics.jsonl                    one line per logged step: reward, reward_std, loss, kl,
                                      sandbox faults, seconds (the reward curve), the step's
                                      time split (time/generate_s, time/reward_s, ...) and the
@@ -305,13 +306,20 @@ def train(
     for callback in [*(extra_callbacks or []), *([budget] if budget else [])]:
         trainer.add_callback(callback)
     resume = last_checkpoint(out / "checkpoints")
-    if resume is not None:
-        progress(f"resuming training from {resume.name}")
-    started, cpu_started = time.monotonic(), _cpu_seconds()
-    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    wall, cpu = time.monotonic() - started, _cpu_seconds() - cpu_started
-    rows = read_metrics(out) if is_main else log.rows
     first_step = int(resume.name.split("-")[-1]) if resume else 0
+    started, cpu_started = time.monotonic(), _cpu_seconds()
+    if resume is not None and 0 < args.max_steps <= first_step:
+        # transformers would take one more step before it checks max_steps: a run stopped at a
+        # checkpoint is finished at it instead (its weights, then saved as the adapter below)
+        progress(f"{resume.name} already reached max_steps {args.max_steps}: saving its adapter, no further step")
+        trainer._load_from_checkpoint(str(resume))
+        trainer.state.global_step = first_step
+    else:
+        if resume is not None:
+            progress(f"resuming training from {resume.name}")
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    wall, cpu = time.monotonic() - started, _cpu_seconds() - cpu_started
+    rows = [r for r in (read_metrics(out) if is_main else log.rows) if r.get("step", 0) <= trainer.state.global_step]
     steps_here = trainer.state.global_step - first_step
     samples = (
         steps_here

@@ -1,0 +1,45 @@
+"""A run stopped at a checkpoint that already reached `max_steps` (stopped early by hand, then
+rerun with `--max-steps` of that checkpoint) is finished at it: no further step (transformers would
+take one before checking), and the adapter saved is the checkpoint's weights, with its steps."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from assistant.serving import models
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, sum_problem
+from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
+
+
+@pytest.mark.docker
+def test_a_run_at_its_last_checkpoint_is_saved_without_another_step(tmp_path: Path, sandbox, home_config) -> None:
+    cfg = home_config
+    if not models.is_prepared("tiny", cfg.paths):
+        models.prepare("tiny", cfg.paths)
+    settings = biased_settings(cfg, [RIGHT_SUM, WRONG_SUM], completion_length=32, generations=2)
+    dataset = one_session_dataset(tmp_path / "ds", cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
+    run = tmp_path / "run"
+    first = train_tiny(settings, cfg, sandbox, dataset, run, max_steps=2)
+    shutil.rmtree(first.adapter)  # as if the run had been stopped right after checkpoint-2
+    checkpoint = run / "checkpoints" / "checkpoint-2"
+    # mark the checkpoint's weights, so that only loading them can give the saved adapter
+    weights = load_file(checkpoint / "adapter_model.safetensors")
+    weights = {k: v + 0.5 if "lora_B" in k else v for k, v in weights.items()}
+    save_file(weights, str(checkpoint / "adapter_model.safetensors"))
+    said: list[str] = []
+
+    again = train_tiny(settings, cfg, sandbox, dataset, run, max_steps=2, progress=said.append)
+
+    assert any("checkpoint-2 already reached max_steps 2" in line for line in said), said
+    assert not (run / "checkpoints" / "checkpoint-3").exists()
+    assert again.meta["resumed_from"] == "checkpoint-2" and again.meta["metrics"]["steps"] == 2
+    saved, kept = (
+        load_file(again.adapter / "adapter_model.safetensors"),
+        load_file(checkpoint / "adapter_model.safetensors"),
+    )
+    assert saved.keys() == kept.keys() and all(torch.equal(saved[k], kept[k]) for k in kept)
