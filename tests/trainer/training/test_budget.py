@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import UserError
-from assistant.serving import models
 from assistant.settings_loader import ConfigError, load_settings
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, sum_problem
-from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
+from tests.trainer.training.tiny_grpo import sum_run, train_tiny
 from trainer.train_settings import load_train_settings
 from trainer.training import grpo
 from trainer.training.budget import time_budget
@@ -37,11 +35,8 @@ def test_bad_budget_is_one_sentence(value: object, tmp_path: Path) -> None:
 @pytest.mark.docker
 def test_budget_stops_training_and_saves_the_adapter(tmp_path: Path, sandbox, home_config) -> None:
     cfg = home_config
-    if not models.is_prepared("tiny", cfg.paths):
-        models.prepare("tiny", cfg.paths)
-    settings = biased_settings(cfg, [RIGHT_SUM, WRONG_SUM], completion_length=32, generations=2)
+    settings, dataset = sum_run(cfg, tmp_path / "ds")
     settings.max_minutes = 1e-6  # every step ends past it
-    dataset = one_session_dataset(tmp_path / "ds", cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
     said: list[str] = []
 
     result = train_tiny(settings, cfg, sandbox, dataset, tmp_path / "run", max_steps=3, progress=said.append)

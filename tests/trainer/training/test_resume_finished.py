@@ -11,18 +11,13 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from assistant.serving import models
-from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, sum_problem
-from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
+from tests.trainer.training.tiny_grpo import sum_run, train_tiny
 
 
 @pytest.mark.docker
 def test_a_run_at_its_last_checkpoint_is_saved_without_another_step(tmp_path: Path, sandbox, home_config) -> None:
     cfg = home_config
-    if not models.is_prepared("tiny", cfg.paths):
-        models.prepare("tiny", cfg.paths)
-    settings = biased_settings(cfg, [RIGHT_SUM, WRONG_SUM], completion_length=32, generations=2)
-    dataset = one_session_dataset(tmp_path / "ds", cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
+    settings, dataset = sum_run(cfg, tmp_path / "ds")
     run = tmp_path / "run"
     first = train_tiny(settings, cfg, sandbox, dataset, run, max_steps=2)
     shutil.rmtree(first.adapter)  # as if the run had been stopped right after checkpoint-2

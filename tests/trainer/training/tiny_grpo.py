@@ -8,7 +8,7 @@ from typing import Any
 
 from assistant.problems.schema import Problem
 from assistant.serving import models
-from tests.trainer.trainer_fakes import code_bias, session
+from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, code_bias, session, sum_problem
 from trainer.data.build import build
 from trainer.train_settings import TrainSettings, load_train_settings
 from trainer.training import grpo
@@ -107,3 +107,12 @@ def tiny_trainer(test_config: Any, out: Path, **grpo: Any) -> Any:
             gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs
         )
     return trainer
+
+
+def sum_run(cfg: Any, out: Path) -> tuple[TrainSettings, Path]:
+    """The tiny model (prepared if needed), biased towards the right and the wrong sum, and a
+    dataset in `out` of one session on the sum problem: the settings and the dataset."""
+    if not models.is_prepared("tiny", cfg.paths):
+        models.prepare("tiny", cfg.paths)
+    settings = biased_settings(cfg, [RIGHT_SUM, WRONG_SUM], completion_length=32, generations=2)
+    return settings, one_session_dataset(out, cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
