@@ -4,7 +4,9 @@ dataset files, printing how many sessions each source gave and each filter kept 
 `cobalt dataset synthesize`: store the synthetic repair sessions of the train split
 (`trainer.repair.curriculum`). `cobalt dataset pin-repair`: rebuild the pinned
 `humaneval-repair` items in the sandbox (`trainer.repair.pins`). `cobalt dataset mutants`: a
-`repair:FILE.jsonl` benchmark from a problem set with references (`trainer.repair.from_sources`)."""
+`repair:FILE.jsonl` benchmark from a problem set with references (`trainer.repair.from_sources`).
+`cobalt dataset feedback-needed`: the repair contexts a blind re-ask did not fix
+(`trainer.data.feedback_needed`)."""
 
 from __future__ import annotations
 
@@ -21,10 +23,11 @@ from assistant.runtime import open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
 from trainer.data import build
 from trainer.data.combine import combine
+from trainer.data.feedback_needed import select_feedback_needed
 from trainer.data.heldout import training_sessions
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
-from trainer.repair.curriculum import synthesize, train_pairs
+from trainer.repair.curriculum import SOURCE, synthesize, train_pairs
 from trainer.repair.from_sources import reference_pairs
 from trainer.repair.items import build_items, write_items
 from trainer.repair.pins import PIN_FILE, pin_humaneval
@@ -99,6 +102,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     mut.add_argument("--out", type=Path, required=True, help="the repair item file to write (.jsonl)")
     mut.add_argument("--per-task", type=int, help="mutants kept per problem (default: repair.yaml mutate.per_task)")
     mut.add_argument("--json", action="store_true", help="print one JSON object")
+    need = add_action(
+        actions,
+        "feedback-needed",
+        run_feedback_needed,
+        "keep the synthetic repair contexts whose bug a blind re-ask (no feedback) left broken",
+    )
+    need.add_argument("dataset", type=Path, help="a built dataset of synthetic repair sessions")
+    need.add_argument(
+        "--report", type=Path, required=True, help="a repair report (both arms) of the served model on those items"
+    )
+    need.add_argument("--out", type=Path, required=True, help="the new dataset directory")
+    need.add_argument("--json", action="store_true", help="print the written meta.json")
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
@@ -249,4 +264,23 @@ def run_mutants(args: argparse.Namespace, config: Settings) -> int:
             f"{args.out}; references failing: {len(log['canonical_failed'])}, problems without a kept mutant: "
             f"{len(log['no_mutant'])} ({log['jobs']} sandbox jobs)"
         )
+    return 0
+
+
+def run_feedback_needed(args: argparse.Namespace, config: Settings) -> int:
+    """The contexts of items whose blind arm failed in the report (`trainer.data.feedback_needed`)."""
+    with open_store(config) as store:
+        item_of = {s.id: str(s.meta.get("item")) for s in store.sessions(source=SOURCE) if s.meta.get("item")}
+    meta = select_feedback_needed(args.dataset, args.report, item_of, args.out)
+    if args.json:
+        print(json.dumps(meta))
+        return 0
+    need = meta["feedback_needed"]
+    print(
+        f"{need['items_blind_failed']} of {need['items_judged']} items left broken by the blind re-ask; "
+        f"kept {need.get('kept', 0)} contexts and {need.get('kept_perturbed', 0)} perturbed twins; dropped "
+        f"{need.get('dropped_blind_fixed', 0)} fixed blind, {need.get('dropped_first_turn', 0)} first-turn, "
+        f"{need.get('dropped_not_in_report', 0)} not in the report; wrote {args.out} "
+        f"(data hash {meta['data_hash'][:12]})"
+    )
     return 0
