@@ -29,6 +29,10 @@ def blind_failed(report: Mapping[str, Any]) -> set[str]:
     blind = [o for o in report["outcomes"] if o.get("arm") == "blind" and o.get("valid", True)]
     if not blind:
         raise UserError("the repair report has no blind arm; rerun the evaluation without --no-blind")
+    if report.get("split") in ("test", "val"):
+        raise UserError(
+            f"the repair report is of the {report['split']} split; only train-split items may choose training data"
+        )
     return {o["item"] for o in blind if not o["fixed"][-1]}
 
 

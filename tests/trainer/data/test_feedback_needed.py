@@ -61,6 +61,8 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
     item_of, items, report = _setup(tmp_path)
     with pytest.raises(UserError, match="no blind arm"):
         blind_failed({"kind": "repair", "outcomes": [_outcome(items[0], "feedback", 0)]})
+    with pytest.raises(UserError, match="only train-split items"):
+        blind_failed({"kind": "repair", "split": "test", "outcomes": [_outcome(items[0], "blind", 0)]})
     with pytest.raises(UserError, match="not a repair report"):
         blind_failed({"kind": "natural", "outcomes": []})
     all_fixed = tmp_path / "fixed.json"
