@@ -43,12 +43,8 @@ def combine(inputs: Sequence[Path], out: Path, take: Sequence[int | None], seed:
     if len(take) != len(inputs):
         raise UserError(f"--take names {len(take)} counts for {len(inputs)} datasets")
     inputs = [Path(p) for p in inputs]
-    for path in inputs:
-        if not (path / "meta.json").is_file():
-            raise UserError(f"{path} is not a built dataset (meta.json is missing)")
+    dataset_files.check_inputs(inputs, out)
     metas = [dataset_files.read_meta(path) for path in inputs]
-    if Path(out).exists() and any(Path(out).iterdir()):
-        raise UserError(f"{out} exists and is not empty; choose a new directory")
     rng = random.Random(seed)
     train: list[dict[str, Any]] = []
     parts = []

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from assistant.errors import UserError
 from assistant.problems.schema import Problem
 from assistant.store import atomic
 
@@ -44,6 +45,15 @@ def write(
     meta = {"data_hash": digest.hexdigest(), **meta}
     atomic.write_json(out / "meta.json", meta)
     return meta
+
+
+def check_inputs(paths: Iterable[Path], out: Path) -> None:
+    """One clear error unless every input is a built dataset and `out` is new or empty."""
+    for path in paths:
+        if not (Path(path) / "meta.json").is_file():
+            raise UserError(f"{path} is not a built dataset (meta.json is missing)")
+    if Path(out).exists() and any(Path(out).iterdir()):
+        raise UserError(f"{out} exists and is not empty; choose a new directory")
 
 
 def read_meta(path: Path) -> dict[str, Any]:

@@ -58,10 +58,7 @@ def keep_rows(
 
 def select_feedback_needed(dataset: Path, report_path: Path, item_of: Mapping[str, str], out: Path) -> dict[str, Any]:
     """Write the kept rows of `dataset` under `out`; returns the written meta.json."""
-    if not (dataset / "meta.json").is_file():
-        raise UserError(f"{dataset} is not a built dataset (meta.json is missing)")
-    if out.exists() and any(out.iterdir()):
-        raise UserError(f"{out} exists and is not empty; choose a new directory")
+    dataset_files.check_inputs([dataset], out)
     try:
         report = json.loads(report_path.read_text())
     except (OSError, ValueError) as exc:
