@@ -29,7 +29,7 @@ from assistant.problems.schema import ProblemError
 from assistant.problems.splits import membership, natural_splits, select, split_ids
 from assistant.settings import SplitSection
 
-SIZES = {"train": 75, "val": 18, "test": 92}  # docs/data.md "The natural set": 49/12/60 + 16/4/20 + 10/2/12
+SIZES = {"train": 121, "val": 30, "test": 150}  # cohorts (docs/data.md): 49/12/60 + 16/4/20 + 10/2/12 + 46/12/58
 # sha256 of the sorted ids of each split of the first cohort (121 problems), as every adapter and
 # report up to 2026-11-26 used them: adding problems must never move one of these.
 FIRST_COHORT = {"test": "754f0a68d3911b80", "val": "c15d4e30b077d555", "train": "8ee51828ed810867"}
@@ -64,7 +64,7 @@ def test_splits_are_deterministic_sized_and_kept_in_subsets() -> None:
 def test_each_cohort_is_split_on_its_own_and_the_first_never_moves() -> None:
     rule = SplitSection()
     cohorts = read_cohorts()
-    assert list(cohorts) == ["first", "easier", "easiest"] and len(cohorts["first"]) == 121
+    assert list(cohorts) == ["first", "easier", "easiest", "twist"] and len(cohorts["first"]) == 121
     whole = natural_splits(rule)
     assert set(whole) == {p.id for p in natural_problems()}
     for name, ids in cohorts.items():
@@ -81,8 +81,8 @@ def test_a_source_file_in_no_cohort_or_in_two_is_refused(tmp_path: Path) -> None
     cohorts = tmp_path / "cohorts.yaml"
     cohorts.write_text(COHORTS_FILE.read_text(encoding="utf-8"), encoding="utf-8")
     assert read_cohorts(src, cohorts) == read_cohorts()
-    (src / "batch9.yaml").write_text((src / "batch1.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    with pytest.raises(ProblemError, match="batch9.yaml are in no cohort"):
+    (src / "batch99.yaml").write_text((src / "batch1.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(ProblemError, match="batch99.yaml are in no cohort"):
         read_cohorts(src, cohorts)
     cohorts.write_text("- name: a\n  files: [batch1.yaml]\n- name: b\n  files: [batch1.yaml]\n", encoding="utf-8")
     with pytest.raises(ProblemError, match="batch1.yaml is in cohorts 'a' and 'b'"):

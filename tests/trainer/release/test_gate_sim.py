@@ -33,8 +33,8 @@ def sizes(gate: GateSettings) -> tuple[list[int], int]:
     problems = gate_problems(gate, es)
     sim = gate.simulation
     assert (len(repair), sum(repair)) == (sim.repair.tasks, sim.repair.items) == (16, 46)
-    assert len(problems) == sim.natural.tasks == 34
-    assert sum(p.id.startswith("HumanEval/") for p in problems) == 16  # + 18 of the natural set (12 + 4 + 2)
+    assert len(problems) == sim.natural.tasks == 46
+    assert sum(p.id.startswith("HumanEval/") for p in problems) == 16  # + 30 of the natural set (12 + 4 + 2 + 12)
     return repair, len(problems)
 
 
