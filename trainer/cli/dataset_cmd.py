@@ -23,7 +23,7 @@ from assistant.runtime import open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
 from trainer.data import build
 from trainer.data.combine import combine
-from trainer.data.feedback_needed import select_feedback_needed
+from trainer.data.feedback_needed import select_feedback_needed, synthetic_items
 from trainer.data.heldout import training_sessions
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
@@ -270,7 +270,7 @@ def run_mutants(args: argparse.Namespace, config: Settings) -> int:
 def run_feedback_needed(args: argparse.Namespace, config: Settings) -> int:
     """The contexts of items whose blind arm failed in the report (`trainer.data.feedback_needed`)."""
     with open_store(config) as store:
-        item_of = {s.id: str(s.meta.get("item")) for s in store.sessions(source=SOURCE) if s.meta.get("item")}
+        item_of = synthetic_items(store.sessions(source=SOURCE))
     meta = select_feedback_needed(args.dataset, args.report, item_of, args.out)
     if args.json:
         print(json.dumps(meta))

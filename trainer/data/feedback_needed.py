@@ -16,10 +16,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from assistant.errors import UserError
 from trainer.data import dataset_files
+
+
+def synthetic_items(sessions: Iterable[Any]) -> dict[str, str]:
+    """{session id: repair item id} of the synthetic sessions that name their item (meta `item`);
+    `sessions` are SessionRecords, e.g. `store.sessions(source="synthetic")`."""
+    return {s.id: str(s.meta["item"]) for s in sessions if s.meta.get("item")}
 
 
 def blind_failed(report: Mapping[str, Any]) -> set[str]:

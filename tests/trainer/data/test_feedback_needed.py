@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 from assistant.errors import UserError
+from assistant.store.trajectory_db import Store
+from tests.trainer.trainer_fakes import add_problem, session
 from trainer.data.dataset_files import read_meta, read_rows
-from trainer.data.feedback_needed import blind_failed, select_feedback_needed
+from trainer.data.feedback_needed import blind_failed, select_feedback_needed, synthetic_items
+from trainer.repair.curriculum import SOURCE
 
 ROOT = Path(__file__).resolve().parents[3]
 OWN1 = ROOT / "examples/adapters/qwen-coder-own-1/dataset"
@@ -73,3 +76,21 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
         select_feedback_needed(OWN1, tmp_path / "missing.json", item_of, tmp_path / "b")
     with pytest.raises(UserError, match="not a built dataset"):
         select_feedback_needed(tmp_path, report, item_of, tmp_path / "c")
+
+
+def test_items_come_from_the_synthetic_sessions_of_a_real_store(tmp_path: Path) -> None:
+    """What the CLI reads: each synthetic session that names its item maps to it; sessions of
+    another source, or without an item, map to nothing."""
+    problem = add_problem()
+    records = {
+        "s-a": (SOURCE, {"item": "add#m0"}),
+        "s-b": (SOURCE, {"item": "add#m1", "render": "served"}),
+        "s-none": (SOURCE, {}),
+        "c-a": ("collect", {"item": "add#m2"}),
+    }
+    with Store(tmp_path / "store.db") as store:
+        for sid, (source, meta) in records.items():
+            record = session(problem, [0.0, 1.0], sid, source=source)
+            record.meta = meta
+            store.insert_session(record)
+        assert synthetic_items(store.sessions(source=SOURCE)) == {"s-a": "add#m0", "s-b": "add#m1"}
