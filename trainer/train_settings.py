@@ -139,7 +139,7 @@ class NaturalSim(MeasureSim):
     discordance: float = Field(
         0.15, ge=0, le=1, description="Share of tasks on which candidate and reference differ at turn 0 (greedy)."
     )
-    tasks: int = Field(34, ge=1, description="Natural val tasks (checked against the loaded problems).")
+    tasks: int = Field(46, ge=1, description="Natural val tasks (checked against the loaded problems).")
     fix_rate: float = Field(
         0.03, ge=0, lt=1, description="Share of turn-0 failures fixed by the last turn (the same tasks for both)."
     )
