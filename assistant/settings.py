@@ -313,6 +313,9 @@ class TrainSection(Section):
     greedy_anchor: bool | None = Field(
         None, description="Decode the first completion of each group greedily (None: train.yaml's)."
     )
+    guide_anchor: bool | None = Field(
+        None, description="Make the last completion of a guided group its guide (None: train.yaml's)."
+    )
     cpu_bf16: Literal["auto", "always"] | None = Field(
         None, description="grpo.bf16 without CUDA: auto (only with native bf16) or always (None: train.yaml's)."
     )

@@ -282,6 +282,11 @@ class TrainSettings(Section):
         description="Decode the first of each prompt's G completions greedily, the rest sampled "
         "(trainer/training/greedy_anchor.py).",
     )
+    guide_anchor: bool = Field(
+        False,
+        description="Make the last of the G completions of a prompt with a dataset `guide` that guide "
+        "(trainer/training/guide_anchor.py, `cobalt dataset guide`).",
+    )
     launcher: LauncherSettings = Field(default_factory=LauncherSettings, description="The training processes.")
     ship: ShipSettings = Field(default_factory=ShipSettings, description="Exported and shipped adapters.")
     shared_prefix: SharedPrefixSettings = Field(

@@ -6,7 +6,8 @@ dataset files, printing how many sessions each source gave and each filter kept 
 `humaneval-repair` items in the sandbox (`trainer.repair.pins`). `cobalt dataset mutants`: a
 `repair:FILE.jsonl` benchmark from a problem set with references (`trainer.repair.from_sources`).
 `cobalt dataset feedback-needed`: the repair contexts a blind re-ask did not fix
-(`trainer.data.feedback_needed`)."""
+(`trainer.data.feedback_needed`). `cobalt dataset guide`: the train tasks' references as
+guides (`trainer.data.guides`)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ from typing import TYPE_CHECKING
 
 from assistant.console import action_parsers, add_action
 from assistant.errors import UserError
+from assistant.problems.natural import NATURAL_DIR
 from assistant.runtime import open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
 from trainer.data import build
 from trainer.data.combine import combine
 from trainer.data.feedback_needed import select_feedback_needed, synthetic_items
+from trainer.data.guides import add_guides, train_references
 from trainer.data.heldout import training_sessions
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
@@ -114,6 +117,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     need.add_argument("--out", type=Path, required=True, help="the new dataset directory")
     need.add_argument("--json", action="store_true", help="print the written meta.json")
+    guide = add_action(
+        actions,
+        "guide",
+        run_guide,
+        "copy a built dataset with a guide per training row: its train task's reference as a served reply",
+    )
+    guide.add_argument("dataset", type=Path, help="a built dataset")
+    guide.add_argument("--out", type=Path, required=True, help="the new dataset directory")
+    guide.add_argument(
+        "--set",
+        dest="sets",
+        type=Path,
+        action="append",
+        default=None,
+        help="a problem set with references (natural layout) whose train split gives references "
+        "(repeatable; default: examples/natural); HumanEval's train split always does",
+    )
+    guide.add_argument("--json", action="store_true", help="print the written meta.json")
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
@@ -282,5 +303,19 @@ def run_feedback_needed(args: argparse.Namespace, config: Settings) -> int:
         f"{need.get('dropped_blind_fixed', 0)} fixed blind, {need.get('dropped_first_turn', 0)} first-turn, "
         f"{need.get('dropped_not_in_report', 0)} not in the report; wrote {args.out} "
         f"(data hash {meta['data_hash'][:12]})"
+    )
+    return 0
+
+
+def run_guide(args: argparse.Namespace, config: Settings) -> int:
+    """The dataset with guides from the train tasks' references (`trainer.data.guides`)."""
+    meta = add_guides(args.dataset, args.out, train_references(args.sets or [NATURAL_DIR], config.eval.split))
+    if args.json:
+        print(json.dumps(meta))
+        return 0
+    counts = meta["guides"]
+    print(
+        f"{counts['guided']} of {counts['rows']} training rows have a guide ({counts['no_reference']} tasks "
+        f"without a train-split reference); wrote {args.out} (data hash {meta['data_hash'][:12]})"
     )
     return 0

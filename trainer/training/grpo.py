@@ -41,6 +41,7 @@ from trainer.training.budget import time_budget
 from trainer.training.cpu_bf16 import native_bf16
 from trainer.training.fence_stop import stop_generation_at_fence
 from trainer.training.greedy_anchor import anchor_greedy_in_generation
+from trainer.training.guide_anchor import GuideTable, guide_in_generation
 from trainer.training.reward import SandboxReward
 from trainer.training.shared_prefix import share_prefill_in_generation, trainer_class
 
@@ -255,6 +256,10 @@ def make_trainer(
         if args.use_vllm:
             raise UserError("greedy_anchor needs transformers generation: set grpo.use_vllm or greedy_anchor false")
         anchor_greedy_in_generation(trainer.model)  # before the fence stop, which wraps it
+    if settings.guide_anchor:
+        if args.use_vllm:
+            raise UserError("guide_anchor needs transformers generation: set grpo.use_vllm or guide_anchor false")
+        guide_in_generation(trainer.model, GuideTable(tokenizer, train_set, int(args.max_completion_length or 0)))
     if settings.stop_at_fence:
         stop_generation_at_fence(
             trainer.model, tokenizer, RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times)
@@ -344,7 +349,9 @@ def train(
             "max_steps": args.max_steps,
             "max_minutes": settings.max_minutes,
             "greedy_anchor": settings.greedy_anchor,
+            "guide_anchor": settings.guide_anchor,
         },
+        "guides": dict(getattr(getattr(trainer.model, "_cobalt_guides", None), "counts", {})),
         "base_dtype": str(trainer.model.get_input_embeddings().weight.dtype).removeprefix("torch."),
         "stopped_by_budget_at": getattr(budget, "stopped_at", None),
         "metrics": _summary(

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from tests.trainer.training.tiny_grpo import tiny_trainer
 from trainer.training import greedy_anchor
 from trainer.training.reward import anchor_counts
 from trainer.training.shared_prefix import share_prefill_in_generation
@@ -17,15 +16,9 @@ from trainer.training.shared_prefix import share_prefill_in_generation
 PROMPTS = [[5, 9, 11, 40, 7, 3, 88]] * 4 + [[17, 260, 31]] * 4
 
 
-@pytest.fixture(scope="module")
-def trainer(test_config: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return tiny_trainer(test_config, tmp_path_factory.mktemp("greedy-anchor"))
-
-
 @pytest.fixture
-def no_eos(trainer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trainer.generation_config, "max_new_tokens", 16)
-    monkeypatch.setattr(trainer, "eos_token_ids", [-1])  # every row runs all 16 tokens
+def trainer(generating_trainer: Any) -> Any:
+    return generating_trainer
 
 
 def _generate(trainer: Any, *, anchor: bool, prefill: bool, greedy: bool = False, seed: int = 3) -> list[list[int]]:

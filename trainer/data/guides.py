@@ -1,0 +1,48 @@
+"""Guides for a built dataset (issue 25, `cobalt dataset guide`): each training row gets a
+`guide`, its task's reference program written as the served model writes a reply
+(`trainer.repair.served_form.served_reply`: one python block, no docstring, no comment), which
+`guide_anchor` training puts in the row's group as one completion (trainer/training/guide_anchor.py).
+
+References come from the train split only (`train_references`: HumanEval's canonical
+solutions, and the references of a set with sources in the natural layout); a row whose task has
+none (a val or test task, a task of another set) gets an empty guide, so a held-out task's
+solution never reaches training. Validation rows never get one. The dataset is copied to a new
+directory with its meta extended (`guided_from`: the input's data hash, and the counts); the
+input is not changed. This module writes files only; it never runs programs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from assistant.interfaces import Rule
+from trainer.data.dataset_files import check_inputs, read_meta, read_rows, validation_problems, write
+from trainer.repair.curriculum import train_pairs
+from trainer.repair.items import humaneval_sources
+from trainer.repair.served_form import served_reply
+
+
+def train_references(sets: list[Path], rule: Rule, humaneval: bool = True) -> dict[str, str]:
+    """{task id: reference program} of the train split of HumanEval (when `humaneval`) and of
+    each set with references in `sets`."""
+    out = {p.id: program for p, program in humaneval_sources("train", rule)} if humaneval else {}
+    for directory in sets:
+        out.update({p.id: program for p, program in train_pairs(directory, rule)})
+    return out
+
+
+def add_guides(dataset: Path, out: Path, references: Mapping[str, str]) -> dict[str, Any]:
+    """Write `dataset` with guides to `out` (new or empty); returns the written meta."""
+    check_inputs([dataset], out)
+    meta = {k: v for k, v in read_meta(dataset).items() if k != "data_hash"}
+    train, validation = read_rows(dataset, "train"), read_rows(dataset, "validation")
+    counts = {"rows": len(train), "guided": 0, "no_reference": 0}
+    for row in train:
+        program = references.get(str(row.get("task_id", "")), "")
+        row["guide"] = served_reply(program) if program.strip() else ""
+        counts["guided" if row["guide"] else "no_reference"] += 1
+    for row in validation:
+        row["guide"] = ""
+    meta.update({"guided_from": read_meta(dataset)["data_hash"], "guides": counts})
+    return write(out, train, validation, validation_problems(dataset), meta)
