@@ -3,6 +3,7 @@
     cobalt eval --benchmark humaneval|FILE [--split all|train|val|test] --turns T --samples N
                 --model M [--adapter NAME] [--perturbed] [--concurrency C] [--limit K] [--out DIR]
     cobalt eval compare A.json B.json [--metric M] [--turn T] [--margin X] [--plot FILE]
+    cobalt eval merge A.json B.json ... --out DIR
     cobalt eval splits [--benchmark humaneval|FILE]
 
 An evaluation writes `report.json` and `pass_at_1.png` to --out (default: the data dir's
@@ -24,7 +25,7 @@ from assistant.problems.resolve import load_problems
 from assistant.runtime import open_client, session_run, to_stderr
 from assistant.settings import EvalSection
 from trainer.cli.train_options import eval_out_dir
-from trainer.eval.eval_report import EvalReport, describe, plot, table
+from trainer.eval.eval_report import EvalReport, describe, merge, plot, table
 from trainer.eval.eval_sets import SPLITS, load_benchmark, select
 from trainer.eval.evaluate import evaluate
 from trainer.eval.paired import CompareError, compare, comparison_table
@@ -69,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-blind", action="store_true", help="repair benchmarks: skip the blind control")
     parser.set_defaults(func=run, eval_command=None)
-    commands = parser.add_subparsers(dest="eval_command", metavar="{compare,splits}")
+    commands = parser.add_subparsers(dest="eval_command", metavar="{compare,merge,splits}")
     cmp = commands.add_parser("compare", help="paired per-turn deltas of two reports (B - A)")
     cmp.add_argument("report_a", type=Path, metavar="A.json", help="the baseline report")
     cmp.add_argument("report_b", type=Path, metavar="B.json", help="the candidate report")
@@ -78,6 +79,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmp.add_argument("--margin", type=float, help="largest tolerated drop (default: compare.margin)")
     cmp.add_argument("--plot", type=Path, help="also write a PNG with both reports' Pass@1 per turn")
     cmp.add_argument("--json", action="store_true", dest="compare_json", help="print one JSON object")
+    mrg = commands.add_parser("merge", help="one report of a model on disjoint problem sets evaluated apart")
+    mrg.add_argument("reports", type=Path, nargs="+", metavar="REPORT.json", help="two or more reports")
+    mrg.add_argument("--out", type=Path, required=True, help="directory of the merged report.json")
     splits = commands.add_parser("splits", help="the deterministic splits of a benchmark")
     splits.add_argument("--benchmark", "-b", dest="splits_benchmark", default="humaneval")
     splits.add_argument("--json", action="store_true", dest="splits_json", help="print the ids as JSON")
@@ -91,6 +95,8 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         return run_compare(args, settings)
     if args.eval_command == "splits":
         return run_splits(args, settings)
+    if args.eval_command == "merge":
+        return run_merge(args)
     if repair.is_repair(args.benchmark):
         return repair.run_repair_eval(args, config, settings)
     return run_eval(args, config, settings)
@@ -149,6 +155,17 @@ def run_compare(args: argparse.Namespace, settings: EvalSection) -> int:
     if args.plot:
         plot([a, b], args.plot, title=f"{a.label} vs {b.label}")
     print(json.dumps(result.to_dict()) if args.compare_json else comparison_table(result))
+    return 0
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    try:
+        merged = merge([EvalReport.load(path) for path in args.reports])
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    path = merged.save(args.out / "report.json")
+    print(table(merged))
+    print(f"merged {len(args.reports)} reports ({len(merged.problems)} problems) into {path}")
     return 0
 
 

@@ -160,6 +160,43 @@ class EvalReport:
         return self.model + (" (perturbed)" if self.perturbed else "")
 
 
+def merge(reports: Sequence[EvalReport]) -> EvalReport:
+    """One report of the same model on the union of disjoint problem sets (for instance a set
+    evaluated in two parts); ValueError, one sentence, when the reports differ in model, adapter,
+    turns, samples, perturbation or split, or share a (problem, sample) pair. Metrics are
+    recomputed from the outcomes; wall time and session counts add up."""
+    if len(reports) < 2:
+        raise ValueError("merging needs two or more reports")
+    first = reports[0]
+    for name in ("model", "adapter", "turns", "samples", "perturbed", "split"):
+        values = {repr(getattr(r, name)) for r in reports}
+        if len(values) > 1:
+            raise ValueError(f"the reports differ in {name} ({', '.join(sorted(values))}); merge only like with like")
+    keys = [o.key for r in reports for o in r.outcomes]
+    if len(set(keys)) < len(keys):
+        raise ValueError("the reports share a (problem, sample) pair; merge reports of disjoint problems only")
+    aborted = [r.aborted for r in reports if r.aborted]
+    return EvalReport(
+        benchmark="+".join(r.benchmark for r in reports),
+        split=first.split,
+        model=first.model,
+        adapter=first.adapter,
+        turns=first.turns,
+        samples=first.samples,
+        perturbed=first.perturbed,
+        outcomes=[o for r in reports for o in r.outcomes],
+        problems=[p for r in reports for p in r.problems],
+        skipped=[s for r in reports for s in r.skipped],
+        missing=[m for r in reports for m in r.missing],
+        sessions_run=sum(r.sessions_run for r in reports),
+        sessions_reused=sum(r.sessions_reused for r in reports),
+        wall_s=sum(r.wall_s for r in reports),
+        aborted="; ".join(aborted) or None,
+        settings={"merged_from": [{"benchmark": r.benchmark, **r.settings} for r in reports]},
+        eval_settings=first.eval_settings,
+    )
+
+
 def cell(e: Estimate | None, digits: int = 3) -> str:
     """'0.305 [0.207, 0.402]', '-' before a metric applies, 'n/a' when nothing was counted."""
     if e is None:

@@ -273,3 +273,18 @@ def test_compare_and_splits_commands(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["eval", "splits", "--json"]) == 0
     ids = json.loads(capsys.readouterr().out)
     assert sorted(ids["val"], key=lambda i: int(i.split("/")[1])) == PINNED_VAL
+
+
+def test_merged_reports_equal_one_report_of_the_union(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    part1, part2 = {"p1": BASE["p1"], "p2": BASE["p2"]}, {"p3": BASE["p3"]}
+    paths = [make_report(p).save(tmp_path / f"{i}.json") for i, p in enumerate((part1, part2))]
+    assert main(["eval", "merge", *map(str, paths), "--out", str(tmp_path / "m")]) == 0
+    assert "merged 2 reports (3 problems)" in capsys.readouterr().out
+    merged, whole = EvalReport.load(tmp_path / "m" / "report.json"), make_report(BASE)
+    assert merged.to_dict()["metrics"] == whole.to_dict()["metrics"] and merged.problems == whole.problems
+    assert compare(whole, make_report(BETTER, model="m")).deltas == compare(merged, make_report(BETTER)).deltas
+    assert main(["eval", "merge", str(paths[0]), str(paths[0]), "--out", str(tmp_path / "x")]) == 1
+    assert "share a (problem, sample) pair" in capsys.readouterr().err
+    other = make_report(part2, model="b").save(tmp_path / "b.json")
+    assert main(["eval", "merge", str(paths[0]), str(other), "--out", str(tmp_path / "y")]) == 1
+    assert "differ in model" in capsys.readouterr().err
