@@ -23,10 +23,10 @@ from trainer.repair.items import humaneval_sources
 from trainer.repair.served_form import served_reply
 
 
-def train_references(sets: list[Path], rule: Rule, humaneval: bool = True) -> dict[str, str]:
-    """{task id: reference program} of the train split of HumanEval (when `humaneval`) and of
-    each set with references in `sets`."""
-    out = {p.id: program for p, program in humaneval_sources("train", rule)} if humaneval else {}
+def train_references(sets: list[Path], rule: Rule) -> dict[str, str]:
+    """{task id: reference program} of the train split of HumanEval and of each set with
+    references in `sets`."""
+    out = {p.id: program for p, program in humaneval_sources("train", rule)}
     for directory in sets:
         out.update({p.id: program for p, program in train_pairs(directory, rule)})
     return out
@@ -35,7 +35,8 @@ def train_references(sets: list[Path], rule: Rule, humaneval: bool = True) -> di
 def add_guides(dataset: Path, out: Path, references: Mapping[str, str]) -> dict[str, Any]:
     """Write `dataset` with guides to `out` (new or empty); returns the written meta."""
     check_inputs([dataset], out)
-    meta = {k: v for k, v in read_meta(dataset).items() if k != "data_hash"}
+    source = read_meta(dataset)
+    meta = {k: v for k, v in source.items() if k != "data_hash"}
     train, validation = read_rows(dataset, "train"), read_rows(dataset, "validation")
     counts = {"rows": len(train), "guided": 0, "no_reference": 0}
     for row in train:
@@ -44,5 +45,5 @@ def add_guides(dataset: Path, out: Path, references: Mapping[str, str]) -> dict[
         counts["guided" if row["guide"] else "no_reference"] += 1
     for row in validation:
         row["guide"] = ""
-    meta.update({"guided_from": read_meta(dataset)["data_hash"], "guides": counts})
+    meta.update({"guided_from": source["data_hash"], "guides": counts})
     return write(out, train, validation, validation_problems(dataset), meta)

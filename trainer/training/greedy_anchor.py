@@ -50,9 +50,10 @@ class GreedyRows:
         return scores.index_copy(0, index, kept)
 
 
-def generate_with_greedy_anchor(generate: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call `generate` with the first row of each prompt's group decoded greedily; calls that
-    do not sample, or have no repeated prompt, go through unchanged."""
+def generate_with_processor(generate: Any, processor_for: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call `generate` with one more logits processor, `processor_for(input_ids, attention_mask)`,
+    after the call's own; calls that do not sample, or for which it gives None, go through
+    unchanged. The shared entry of greedy anchors and guides (`guide_anchor`)."""
     from transformers import LogitsProcessorList
 
     input_ids, mask = kwargs.get("input_ids"), kwargs.get("attention_mask")
@@ -60,11 +61,22 @@ def generate_with_greedy_anchor(generate: Any, *args: Any, **kwargs: Any) -> Any
     sampling = kwargs.get("do_sample", getattr(config, "do_sample", False))
     if args or input_ids is None or mask is None or not sampling:
         return generate(*args, **kwargs)
-    rows = anchor_rows(input_ids, mask)
-    if not rows:
+    extra = processor_for(input_ids, mask)
+    if extra is None:
         return generate(**kwargs)
-    processors = LogitsProcessorList([*(kwargs.pop("logits_processor", None) or []), GreedyRows(rows)])
+    processors = LogitsProcessorList([*(kwargs.pop("logits_processor", None) or []), extra])
     return generate(logits_processor=processors, **kwargs)
+
+
+def _greedy_processor(input_ids: Any, mask: Any) -> GreedyRows | None:
+    rows = anchor_rows(input_ids, mask)
+    return GreedyRows(rows) if rows else None
+
+
+def generate_with_greedy_anchor(generate: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call `generate` with the first row of each prompt's group decoded greedily; calls that
+    do not sample, or have no repeated prompt, go through unchanged."""
+    return generate_with_processor(generate, _greedy_processor, *args, **kwargs)
 
 
 def anchor_greedy_in_generation(model: Any) -> Any:

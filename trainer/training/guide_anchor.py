@@ -27,6 +27,7 @@ import functools
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
+from trainer.training.greedy_anchor import generate_with_processor
 from trainer.training.shared_prefix import prompt_groups
 
 
@@ -83,34 +84,27 @@ def guided_rows(input_ids: Any, attention_mask: Any, table: GuideTable) -> dict[
     """{last row of each group whose prompt has a guide: the guide's ids}; groups of one row
     (no group) get none, so a completion is never only the guide."""
     firsts, group_of = prompt_groups(input_ids, attention_mask)
+    last = {g: r for r, g in enumerate(group_of)}
     out: dict[int, list[int]] = {}
     for group, first in enumerate(firsts):
-        rows = [r for r, g in enumerate(group_of) if g == group]
-        if len(rows) < 2:
+        if last[group] == first:
             continue
         real = [t for t, m in zip(input_ids[first].tolist(), attention_mask[first].tolist()) if m]
         ids = table.lookup(real)
         if ids:
-            out[rows[-1]] = ids
+            out[last[group]] = ids
     return out
 
 
 def generate_with_guides(generate: Any, table: GuideTable, *args: Any, **kwargs: Any) -> Any:
     """Call `generate` with the last row of each guided group forced to its guide; calls that do
     not sample, or have no guided group, go through unchanged."""
-    from transformers import LogitsProcessorList
 
-    input_ids, mask = kwargs.get("input_ids"), kwargs.get("attention_mask")
-    config = kwargs.get("generation_config")
-    sampling = kwargs.get("do_sample", getattr(config, "do_sample", False))
-    if args or input_ids is None or mask is None or not sampling:
-        return generate(*args, **kwargs)
-    targets = guided_rows(input_ids, mask, table)
-    if not targets:
-        return generate(**kwargs)
-    forced = ForcedRows(targets, input_ids.size(1), table.eos)
-    processors = LogitsProcessorList([*(kwargs.pop("logits_processor", None) or []), forced])
-    return generate(logits_processor=processors, **kwargs)
+    def forced(input_ids: Any, mask: Any) -> ForcedRows | None:
+        targets = guided_rows(input_ids, mask, table)
+        return ForcedRows(targets, input_ids.size(1), table.eos) if targets else None
+
+    return generate_with_processor(generate, forced, *args, **kwargs)
 
 
 def guide_in_generation(model: Any, table: GuideTable) -> Any:
