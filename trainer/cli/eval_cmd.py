@@ -5,6 +5,7 @@
     cobalt eval compare A.json B.json [--metric M] [--turn T] [--margin X] [--plot FILE]
     cobalt eval merge A.json B.json ... --out DIR
     cobalt eval splits [--benchmark humaneval|FILE]
+    cobalt eval ceiling --benchmark B --split S [--adapter V] [--k 1 2 4 8] [--json]
 
 An evaluation writes `report.json` and `pass_at_1.png` to --out (default: the data dir's
 `eval/<model>-<benchmark>-<split>[-perturbed]/`) and prints the per-turn table; rerunning it
@@ -22,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 from assistant.console import add_concurrency, positive_int
 from assistant.errors import UserError
 from assistant.problems.resolve import load_problems
-from assistant.runtime import open_client, session_run, to_stderr
+from assistant.runtime import open_client, open_store, session_run, to_stderr
 from assistant.settings import EvalSection
 from trainer.cli.train_options import eval_out_dir
 from trainer.eval.eval_report import EvalReport, describe, merge, plot, table
 from trainer.eval.eval_sets import SPLITS, load_benchmark, select
 from trainer.eval.evaluate import evaluate
 from trainer.eval.paired import CompareError, compare, comparison_table
+from trainer.eval.repair_ceiling import ceiling, ceiling_table, task_repairs
 from trainer.repair import repair_eval as repair
 
 if TYPE_CHECKING:
@@ -70,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-blind", action="store_true", help="repair benchmarks: skip the blind control")
     parser.set_defaults(func=run, eval_command=None)
-    commands = parser.add_subparsers(dest="eval_command", metavar="{compare,merge,splits}")
+    commands = parser.add_subparsers(dest="eval_command", metavar="{compare,merge,splits,ceiling}")
     cmp = commands.add_parser("compare", help="paired per-turn deltas of two reports (B - A)")
     cmp.add_argument("report_a", type=Path, metavar="A.json", help="the baseline report")
     cmp.add_argument("report_b", type=Path, metavar="B.json", help="the candidate report")
@@ -85,6 +87,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     splits = commands.add_parser("splits", help="the deterministic splits of a benchmark")
     splits.add_argument("--benchmark", "-b", dest="splits_benchmark", default="humaneval")
     splits.add_argument("--json", action="store_true", dest="splits_json", help="print the ids as JSON")
+    ceil = commands.add_parser(
+        "ceiling", help="pass@k of the sampled repairs of stored first-turn failures (after `cobalt collect`)"
+    )
+    ceil.add_argument("--benchmark", "-b", dest="ceiling_benchmark", default="humaneval")
+    ceil.add_argument("--split", dest="ceiling_split", choices=SPLITS, default="all")
+    ceil.add_argument("--adapter", dest="ceiling_adapter", help="only sessions of this adapter version (default any)")
+    ceil.add_argument("--source", default="collect", help="session source (default collect)")
+    ceil.add_argument("--k", type=positive_int, nargs="+", default=[1, 2, 4, 8], help="the k of pass@k")
+    ceil.add_argument("--json", action="store_true", dest="ceiling_json", help="print one JSON object")
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
@@ -97,6 +108,8 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         return run_splits(args, settings)
     if args.eval_command == "merge":
         return run_merge(args)
+    if args.eval_command == "ceiling":
+        return run_ceiling(args, config)
     if repair.is_repair(args.benchmark):
         return repair.run_repair_eval(args, config, settings)
     return run_eval(args, config, settings)
@@ -166,6 +179,21 @@ def run_merge(args: argparse.Namespace) -> int:
     path = merged.save(args.out / "report.json")
     print(table(merged))
     print(f"merged {len(args.reports)} reports ({len(merged.problems)} problems) into {path}")
+    return 0
+
+
+def run_ceiling(args: argparse.Namespace, config: Settings) -> int:
+    problems = load_benchmark(args.ceiling_benchmark, args.ceiling_split, config.eval)
+    store = open_store(config)
+    try:
+        repairs = task_repairs(store, [p.id for p in problems], source=args.source, adapter=args.ceiling_adapter)
+    finally:
+        store.close()
+    if not repairs:
+        where = f"the {args.ceiling_split} split of {args.ceiling_benchmark}"
+        raise UserError(f"no stored {args.source} sessions on {where}; run `cobalt collect` on it first")
+    result = ceiling(repairs, args.k, config.eval.bootstrap)
+    print(json.dumps(result.to_dict()) if args.ceiling_json else ceiling_table(result))
     return 0
 
 

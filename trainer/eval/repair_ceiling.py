@@ -1,0 +1,130 @@
+"""How often the model's own sampled repairs fix its first-turn failures: pass@k of the repair
+turn (issue 25, `cobalt eval ceiling`).
+
+GRPO can only reinforce a fix that the policy samples. This measure says how much there is to
+reinforce: over the stored sessions of one model on a set of tasks (typically `cobalt collect
+B --split S --samples N --first-temperature 0 --temperature 1.0 --turns 2`: one greedy first
+turn per task, then N sampled repairs), for each task whose first turn failed, how many of its
+N repairs pass every public and every hidden test (a tampered run never counts), and from those
+counts the unbiased pass@k of Chen et al. (2021), 1 - C(n-c, k) / C(n, k), averaged over the
+failed tasks with a bootstrap interval over tasks. A failure whose program passed the public
+tests gets no repair turn (the loop stops), so it counts as not fixed, as in evaluation.
+
+A greedy repair can fix a task only where some sampled repair does, to the extent sampling
+finds it: pass@k for large k bounds what sharpening the policy can turn into greedy fixes on
+these tasks. Reads the store only.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from assistant.settings import BootstrapSection
+from assistant.store.trajectory_db import Store
+from trainer.eval.bootstrap import ratio_intervals
+
+
+@dataclass
+class TaskRepairs:
+    """One task's sessions: did its first turn fail, and of its repairs how many fixed it."""
+
+    problem: str
+    sessions: int = 0
+    first_failed: int = 0  # sessions whose turn 0 did not pass every test
+    fixed: int = 0  # of those, sessions whose turn 1 passed every test (untampered)
+
+
+@dataclass
+class Ceiling:
+    tasks: int
+    failed_tasks: int
+    samples: int  # repairs per failed task (the smallest count among them)
+    confidence: float = 0.95
+    pass_at_k: dict[int, dict[str, float | None]] = field(default_factory=dict)
+    fixed_by_any: int = 0  # failed tasks with at least one passing repair
+    per_task: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tasks": self.tasks,
+            "failed_tasks": self.failed_tasks,
+            "samples": self.samples,
+            "confidence": self.confidence,
+            "fixed_by_any": self.fixed_by_any,
+            "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
+            "per_task": self.per_task,
+        }
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples of which c pass (k <= n)."""
+    if k > n:
+        raise ValueError(f"pass@{k} needs at least {k} samples, got {n}")
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def _solved(row: Any) -> bool:
+    return row["public_pass_rate"] >= 1.0 and row["hidden_pass_rate"] >= 1.0 and not row["tampered"]
+
+
+def task_repairs(
+    store: Store, problems: Iterable[str], *, source: str = "collect", adapter: str | None = None
+) -> list[TaskRepairs]:
+    """Per task of `problems` (in that order; tasks without sessions left out), its sessions
+    from `source` whose adapter version is `adapter` (None: any)."""
+    wanted = list(dict.fromkeys(problems))
+    by_session: dict[str, dict[int, bool]] = defaultdict(dict)
+    problem_of: dict[str, str] = {}
+    for row in store.turn_rates(source=source):
+        if row["problem_id"] not in wanted or (adapter is not None and row["adapter_version"] != adapter):
+            continue
+        problem_of[row["session_id"]] = row["problem_id"]
+        if row["turn_index"] is not None:
+            by_session[row["session_id"]][int(row["turn_index"])] = _solved(row)
+    tasks = {p: TaskRepairs(p) for p in wanted}
+    for sid, problem in problem_of.items():
+        turns, t = by_session.get(sid, {}), tasks[problem]
+        t.sessions += 1
+        if not turns.get(0, False):
+            t.first_failed += 1
+            t.fixed += turns.get(1, False)
+    return [t for t in tasks.values() if t.sessions]
+
+
+def ceiling(repairs: Sequence[TaskRepairs], ks: Sequence[int], bootstrap: BootstrapSection) -> Ceiling:
+    """pass@k of the repair turn over the tasks whose first turn failed in every session (a
+    task whose first turn passed in some session is not a first-turn failure of this model)."""
+    failed = [t for t in repairs if t.sessions and t.first_failed == t.sessions]
+    n = min((t.first_failed for t in failed), default=0)
+    out = Ceiling(tasks=len(repairs), failed_tasks=len(failed), samples=n, confidence=bootstrap.confidence)
+    out.fixed_by_any = sum(t.fixed > 0 for t in failed)
+    out.per_task = [{"problem": t.problem, "samples": t.first_failed, "fixed": t.fixed} for t in failed]
+    usable = [k for k in sorted(set(ks)) if 1 <= k <= n]
+    if not failed or not usable:
+        return out
+    values = np.array([[pass_at_k(t.first_failed, t.fixed, k) for k in usable] for t in failed])
+    b = bootstrap
+    estimates = ratio_intervals(
+        values, np.ones_like(values), resamples=b.resamples, confidence=b.confidence, seed=b.seed
+    )
+    for k, e in zip(usable, estimates):
+        out.pass_at_k[k] = {"value": e.value, "lo": e.lo, "hi": e.hi}
+    return out
+
+
+def ceiling_table(c: Ceiling) -> str:
+    """A markdown table of pass@k with its interval, and the counts it rests on."""
+    lines = [
+        f"{c.failed_tasks} of {c.tasks} tasks failed at turn 0; {c.samples} sampled repairs each; "
+        f"{c.fixed_by_any} of them fixed by at least one",
+        f"| k | pass@k of the repair turn | {c.confidence:.0%} interval |",
+        "|---:|---|---|",
+    ]
+    for k, e in c.pass_at_k.items():
+        lines.append(f"| {k} | {e['value']:.3f} | [{e['lo']:.3f}, {e['hi']:.3f}] |")
+    return "\n".join(lines)
