@@ -12,7 +12,9 @@ tests gets no repair turn (the loop stops), so it counts as not fixed, as in eva
 
 A greedy repair can fix a task only where some sampled repair does, to the extent sampling
 finds it: pass@k for large k bounds what sharpening the policy can turn into greedy fixes on
-these tasks. Reads the store only.
+these tasks. `best_of_k` is what a user would get from k repairs tried at once with the one
+passing the most public tests kept (the first on ties): the first k repairs of each task in
+the order they were stored, fixed when the kept one passes every test. Reads the store only.
 """
 
 from __future__ import annotations
@@ -31,12 +33,28 @@ from trainer.eval.bootstrap import ratio_intervals
 
 @dataclass
 class TaskRepairs:
-    """One task's sessions: did its first turn fail, and of its repairs how many fixed it."""
+    """One task's sessions: how many, and the repair (turn 1) of each whose turn 0 failed, in
+    stored order, as (its public pass rate, whether it passed every test untampered); a session
+    that stopped after turn 0 has (-1, False)."""
 
     problem: str
     sessions: int = 0
-    first_failed: int = 0  # sessions whose turn 0 did not pass every test
-    fixed: int = 0  # of those, sessions whose turn 1 passed every test (untampered)
+    repairs: list[tuple[float, bool]] = field(default_factory=list)
+
+    @property
+    def first_failed(self) -> int:
+        """Sessions whose turn 0 did not pass every test."""
+        return len(self.repairs)
+
+    @property
+    def fixed(self) -> int:
+        return sum(solved for _, solved in self.repairs)
+
+    def best_of(self, k: int) -> bool:
+        """Of the first k repairs, does the one with the most public tests passed (the first on
+        ties) pass every test?"""
+        first = self.repairs[:k]
+        return bool(first) and max(first, key=lambda r: r[0])[1]
 
 
 @dataclass
@@ -46,6 +64,7 @@ class Ceiling:
     samples: int  # repairs per failed task (the smallest count among them)
     confidence: float = 0.95
     pass_at_k: dict[int, dict[str, float | None]] = field(default_factory=dict)
+    best_of_k: dict[int, dict[str, float | None]] = field(default_factory=dict)
     fixed_by_any: int = 0  # failed tasks with at least one passing repair
     per_task: list[dict[str, Any]] = field(default_factory=list)
 
@@ -57,6 +76,7 @@ class Ceiling:
             "confidence": self.confidence,
             "fixed_by_any": self.fixed_by_any,
             "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
+            "best_of_k": {str(k): v for k, v in self.best_of_k.items()},
             "per_task": self.per_task,
         }
 
@@ -78,22 +98,29 @@ def task_repairs(
     """Per task of `problems` (in that order; tasks without sessions left out), its sessions
     from `source` whose adapter version is `adapter` (None: any)."""
     wanted = list(dict.fromkeys(problems))
-    by_session: dict[str, dict[int, bool]] = defaultdict(dict)
+    keep = set(wanted)
+    by_session: dict[str, dict[int, tuple[float, bool]]] = defaultdict(dict)
     problem_of: dict[str, str] = {}
-    for row in store.turn_rates(source=source):
-        if row["problem_id"] not in wanted or (adapter is not None and row["adapter_version"] != adapter):
+    for row in store.turn_rates(source=source):  # sessions in stored order
+        if row["problem_id"] not in keep or (adapter is not None and row["adapter_version"] != adapter):
             continue
         problem_of[row["session_id"]] = row["problem_id"]
         if row["turn_index"] is not None:
-            by_session[row["session_id"]][int(row["turn_index"])] = _solved(row)
+            by_session[row["session_id"]][int(row["turn_index"])] = (float(row["public_pass_rate"]), _solved(row))
     tasks = {p: TaskRepairs(p) for p in wanted}
     for sid, problem in problem_of.items():
         turns, t = by_session.get(sid, {}), tasks[problem]
         t.sessions += 1
-        if not turns.get(0, False):
-            t.first_failed += 1
-            t.fixed += turns.get(1, False)
+        if not turns.get(0, (0.0, False))[1]:
+            t.repairs.append(turns.get(1, (-1.0, False)))
     return [t for t in tasks.values() if t.sessions]
+
+
+def _estimates(values: np.ndarray, bootstrap: BootstrapSection) -> list[dict[str, float | None]]:
+    """Mean over tasks (rows) of each column, with its bootstrap interval over tasks."""
+    b = bootstrap
+    found = ratio_intervals(values, np.ones_like(values), resamples=b.resamples, confidence=b.confidence, seed=b.seed)
+    return [{"value": e.value, "lo": e.lo, "hi": e.hi} for e in found]
 
 
 def ceiling(repairs: Sequence[TaskRepairs], ks: Sequence[int], bootstrap: BootstrapSection) -> Ceiling:
@@ -107,14 +134,15 @@ def ceiling(repairs: Sequence[TaskRepairs], ks: Sequence[int], bootstrap: Bootst
     usable = [k for k in sorted(set(ks)) if 1 <= k <= n]
     if not failed or not usable:
         return out
-    values = np.array([[pass_at_k(t.first_failed, t.fixed, k) for k in usable] for t in failed])
-    b = bootstrap
-    estimates = ratio_intervals(
-        values, np.ones_like(values), resamples=b.resamples, confidence=b.confidence, seed=b.seed
-    )
-    for k, e in zip(usable, estimates):
-        out.pass_at_k[k] = {"value": e.value, "lo": e.lo, "hi": e.hi}
+    estimated = np.array([[pass_at_k(t.first_failed, t.fixed, k) for k in usable] for t in failed])
+    best = np.array([[float(t.best_of(k)) for k in usable] for t in failed])
+    out.pass_at_k = dict(zip(usable, _estimates(estimated, bootstrap)))
+    out.best_of_k = dict(zip(usable, _estimates(best, bootstrap)))
     return out
+
+
+def _cell(e: dict[str, float | None]) -> str:
+    return f"{e['value']:.3f} [{e['lo']:.3f}, {e['hi']:.3f}]"
 
 
 def ceiling_table(c: Ceiling) -> str:
@@ -122,9 +150,9 @@ def ceiling_table(c: Ceiling) -> str:
     lines = [
         f"{c.failed_tasks} of {c.tasks} tasks failed at turn 0; {c.samples} sampled repairs each; "
         f"{c.fixed_by_any} of them fixed by at least one",
-        f"| k | pass@k of the repair turn | {c.confidence:.0%} interval |",
+        f"| k | pass@k of the repair turn ({c.confidence:.0%} interval) | best of the first k by the public tests |",
         "|---:|---|---|",
     ]
     for k, e in c.pass_at_k.items():
-        lines.append(f"| {k} | {e['value']:.3f} | [{e['lo']:.3f}, {e['hi']:.3f}] |")
+        lines.append(f"| {k} | {_cell(e)} | {_cell(c.best_of_k[k])} |")
     return "\n".join(lines)

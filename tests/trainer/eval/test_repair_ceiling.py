@@ -85,9 +85,12 @@ def test_ceiling_averages_pass_at_k_over_failed_tasks(store: Store) -> None:
     assert p1["value"] == pytest.approx((1 / 4 + 0 + 2 / 4) / 3, abs=1e-4)
     assert p1["lo"] <= p1["value"] <= p1["hi"]
     assert result.pass_at_k[4]["value"] == pytest.approx(2 / 3, abs=1e-4)
+    # kept by the public tests: `fixes` keeps its first (passing) repair; in `forged` the first
+    # full public pass is a tampered run, which is kept on the tie and is not a fix
+    assert [result.best_of_k[k]["value"] for k in (1, 2, 4)] == pytest.approx([1 / 3] * 3, abs=1e-4)
     table = ceiling_table(result)
     assert table.startswith("3 of 4 tasks failed at turn 0; 4 sampled repairs each; 2 of them fixed by at least one")
-    assert "| 4 | 0.667 |" in table
+    assert "| 4 | 0.667 [" in table and "| 0.333 [" in table
 
 
 def test_cli_reads_the_home_store(cobalt_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,3 +108,4 @@ def test_cli_reads_the_home_store(cobalt_home: Path, tmp_path: Path, capsys: pyt
     out = json.loads(capsys.readouterr().out)
     assert (out["tasks"], out["failed_tasks"], out["samples"], out["fixed_by_any"]) == (2, 1, 2, 1)
     assert out["pass_at_k"]["1"]["value"] == 0.5 and out["pass_at_k"]["2"]["value"] == 1.0
+    assert out["best_of_k"]["1"]["value"] == 0.0 and out["best_of_k"]["2"]["value"] == 1.0
