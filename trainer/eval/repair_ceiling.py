@@ -27,8 +27,11 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from assistant.settings import BootstrapSection
+from assistant.store.trajectory import PASSED, UNSOLVED
 from assistant.store.trajectory_db import Store
 from trainer.eval.bootstrap import ratio_intervals
+
+FINISHED = (PASSED, UNSOLVED)
 
 
 @dataclass
@@ -95,14 +98,17 @@ def _solved(row: Any) -> bool:
 def task_repairs(
     store: Store, problems: Iterable[str], *, source: str = "collect", adapter: str | None = None
 ) -> list[TaskRepairs]:
-    """Per task of `problems` (in that order; tasks without sessions left out), its sessions
-    from `source` whose adapter version is `adapter` (None: any)."""
+    """Per task of `problems` (in that order; tasks without sessions left out), its finished
+    sessions (passed or unsolved: not one cut off mid-turn) from `source` whose adapter version
+    is `adapter` (None: any)."""
     wanted = list(dict.fromkeys(problems))
     keep = set(wanted)
     by_session: dict[str, dict[int, tuple[float, bool]]] = defaultdict(dict)
     problem_of: dict[str, str] = {}
     for row in store.turn_rates(source=source):  # sessions in stored order
-        if row["problem_id"] not in keep or (adapter is not None and row["adapter_version"] != adapter):
+        if row["problem_id"] not in keep or row["status"] not in FINISHED:
+            continue
+        if adapter is not None and row["adapter_version"] != adapter:
             continue
         problem_of[row["session_id"]] = row["problem_id"]
         if row["turn_index"] is not None:

@@ -13,7 +13,7 @@ import pytest
 from assistant.cli import main
 from assistant.problems.schema import Problem
 from assistant.settings import BootstrapSection
-from assistant.store.trajectory import Turn
+from assistant.store.trajectory import RUNNING, UNSOLVED, Turn
 from assistant.store.trajectory_db import Store
 from sandbox.api import RunResult, TestResult
 from tests.assistant.loop_fakes import graded
@@ -36,9 +36,11 @@ def turn(index: int, public: float, hidden: float, tampered: bool = False) -> Tu
 
 def session(store: Store, problem: Problem, rates: list[tuple[float, float]], **kw: object) -> None:
     tampered = bool(kw.pop("tampered", False))
+    status = str(kw.pop("status", UNSOLVED))
     sid = store.start_session(problem, "m", str(kw.pop("source", "collect")), **kw)  # type: ignore[arg-type]
     for i, (public, hidden) in enumerate(rates):
         store.append_turn(sid, turn(i, public, hidden, tampered=tampered and i == 1))
+    store.set_status(sid, status)
 
 
 @pytest.fixture
@@ -53,6 +55,7 @@ def store(tmp_path: Path) -> Store:
         session(s, forged, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v1", tampered=i < 2)
     session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v2")  # another adapter
     session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v1", source="eval")  # not collected
+    session(s, fixes, [(0.0, 0.0)], adapter_version="v1", status=RUNNING)  # cut off before its repair
     return s
 
 
