@@ -133,6 +133,16 @@ class LoopSettings(Section):
         2, ge=0, description="How many times a reply repeating an earlier turn's program is sampled again."
     )
     repeat_temperature: float = Field(1.0, ge=0, description="The temperature of those resamples.")
+    candidates: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="Replies sampled at once per model turn; the one passing the most public tests is kept "
+        "(the first on ties; assistant/loop/candidates.py). 1: one reply, with repeat resampling.",
+    )
+    candidate_temperature: float = Field(
+        1.0, ge=0, le=2, description="The sampling temperature of every candidate after the first."
+    )
     sanitize_answers: bool = Field(
         True,
         description="For function problems, run only a reply's imports, definitions and constants, not the "

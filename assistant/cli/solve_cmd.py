@@ -27,6 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("problem", metavar="PROBLEM", help="a problem file (FILE or FILE#ID) or HumanEval/N")
     parser.add_argument("--turns", type=positive_int, help="most turns (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
+    parser.add_argument(
+        "--candidates",
+        type=int,
+        choices=range(1, 17),
+        metavar="N",
+        help="replies tried at once per turn, the one passing the most public tests kept (default: loop.candidates)",
+    )
     add_output_flags(parser)
     parser.set_defaults(func=run)
 
@@ -34,6 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     problem = load_problem(args.problem)
     loop = settings.loop.with_turns(args.turns)
+    if args.candidates:
+        loop = loop.merged({"candidates": args.candidates})
     client = open_client(settings, args.model, progress=None if args.json else to_stderr)
     sandbox = open_sandbox(settings)
     live = printer(args, loop.turns, len(problem.public_tests), len(problem.hidden_tests))

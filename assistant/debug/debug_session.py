@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from assistant.debug import candidates, edit_search
+from assistant.debug import edit_search
 from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import BLOCK, SEARCH_REPLACE, apply_reply
@@ -20,7 +20,8 @@ from assistant.debug.spectrum import ranked, ranked_lines
 from assistant.debug.test_code import test_source
 from assistant.errors import UserError
 from assistant.interfaces import ChatModel, Message, Runner
-from assistant.loop.session import ProgramExtracted, Session, TurnStarted
+from assistant.loop.candidates import passed_count
+from assistant.loop.session import Session, TurnStarted
 from assistant.problems.schema import Problem
 from assistant.settings import DebugSettings, LoopSettings
 from assistant.store.trajectory import Turn
@@ -33,10 +34,6 @@ UNDONE = (
     "Your previous edit changed {names} but the tests did not improve ({passed} passed before, {after} after), so "
     "it was undone. The bug is probably in other code: read the failing test and the code below again."
 )
-
-
-def passed_count(run: RunResult) -> int:
-    return sum(t.passed for t in run.tests)
 
 
 def changed_functions(before: str, after: str) -> list[str]:
@@ -157,14 +154,14 @@ class DebugSession(Session):
     def model_turn(self) -> Turn:
         """One turn; first of all the small-edit search (`debug.search`), a turn only when it
         fixes the file; with `debug.candidates` > 1, several edits tried side by side and the one
-        passing the most tests kept (`assistant.debug.candidates`)."""
+        passing the most tests kept (`assistant.loop.candidates`)."""
         if self.debug.search.enabled and not self.turns and "search" not in self.meta:
             found = self.search_turn()
             if found is not None:
                 return found
         if self.debug.candidates <= 1:
             return super().model_turn()
-        return self._candidate_turn()
+        return self.candidate_turn(self.debug.candidates, self.debug.candidate_temperature)
 
     def search_turn(self) -> Turn | None:
         """The small-edit search (assistant/debug/edit_search.py) over the implicated functions:
@@ -194,30 +191,11 @@ class DebugSession(Session):
             )
         return self.sandbox.run(program, [], "pytest", limits=limits, project=self.problem.project())  # type: ignore[call-arg]
 
-    def _candidate_turn(self) -> Turn:
-        index, messages = len(self.turns), self.context()
-        temperature = self.settings.temperature_for(index)
-        earlier = self._earlier_programs()
-        found = candidates.sample(
-            self.client,
-            messages,
-            lambda: self._sample(index, messages, 0, temperature),
-            temperature,
-            self.settings,
-            self.debug,
-        )
-        tried: list[Turn] = []
-        for reply in found.replies:
-            turn = self._execute(index, messages, reply.text, author="model", emit=False)
-            usable = turn.program is not None and self._usable(turn.public)
-            found.scores.append(passed_count(turn.public) if usable and turn.public else -1)
-            tried.append(turn)
-        best = found.chosen()
-        turn, reply = tried[best], found.replies[best]
-        self._stamp(turn, reply, found.temperatures[best], earlier)
-        self._emit(ProgramExtracted(self._start(), index, turn.program, turn.repeated))
-        self.meta.setdefault("candidates", []).append(found.summary(index))
-        return self._record(turn)
+    def score(self, turn: Turn) -> int:
+        """The tests of the command a candidate edit passes; -1 without an edit or when the
+        command itself failed to run (`_usable`)."""
+        usable = turn.program is not None and self._usable(turn.public)
+        return passed_count(turn.public) if usable and turn.public else -1
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
         shown = tuple(self._shown.get(len(self.turns), ()))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from assistant.interfaces import ChatModel, EventSink, Runner
-from assistant.loop import extract, feedback, prompts
+from assistant.loop import candidates, extract, feedback, prompts
 from assistant.loop.sanitize import graded_program
 from assistant.problems.schema import Problem
 from assistant.serving.chat import ChatResult, LLMError
@@ -243,7 +243,11 @@ class Session:
         )
 
     def model_turn(self) -> Turn:
-        """One model turn (with repeat resampling). Raises LLMError / SandboxError."""
+        """One model turn (with repeat resampling; with `loop.candidates` > 1, several replies
+        side by side and the one passing the most public tests kept). Raises LLMError /
+        SandboxError."""
+        if self.settings.candidates > 1:
+            return self.candidate_turn(self.settings.candidates, self.settings.candidate_temperature)
         index, messages = len(self.turns), self.context()
         temperature = self.settings.temperature_for(index)
         earlier = self._earlier_programs()
@@ -257,6 +261,39 @@ class Session:
         self._stamp(turn, reply, temperature, earlier)
         turn.resamples = resamples
         return self._record(turn)
+
+    def candidate_turn(self, count: int, candidate_temperature: float) -> Turn:
+        """One turn of `count` replies sampled at once (`assistant.loop.candidates`), each run in
+        the sandbox; the turn is the one with the best `score` (on ties a new program, then the
+        first), and records every candidate's score (`Turn.candidates`, also in the session's
+        in-memory meta["candidates"] with the chosen index)."""
+        index, messages = len(self.turns), self.context()
+        temperature = self.settings.temperature_for(index)
+        earlier = self._earlier_programs()
+        found = candidates.sample(
+            self.client,
+            messages,
+            lambda: self._sample(index, messages, 0, temperature),
+            temperature,
+            self.settings,
+            count,
+            candidate_temperature,
+        )
+        tried = [self._execute(index, messages, reply.text, author="model", emit=False) for reply in found.replies]
+        found.scores = [self.score(turn) for turn in tried]
+        found.fresh = [not self._repeats(turn.program, earlier) for turn in tried]
+        best = found.chosen()
+        turn = tried[best]
+        self._stamp(turn, found.replies[best], found.temperatures[best], earlier)
+        turn.candidates = list(found.scores)
+        self._emit(ProgramExtracted(self._start(), index, turn.program, turn.repeated))
+        self.meta.setdefault("candidates", []).append(found.summary(index))
+        return self._record(turn)
+
+    def score(self, turn: Turn) -> int:
+        """How a candidate ranks: the public tests it passes (hidden ones never count), -1
+        without a program."""
+        return candidates.passed_count(turn.public) if turn.program is not None and turn.public else -1
 
     def _stamp(self, turn: Turn, reply: ChatResult, temperature: float, earlier: set[str]) -> None:
         """The sampling facts of a model turn: tokens, latency, temperature, finish reason, repeat."""

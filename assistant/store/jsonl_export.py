@@ -42,6 +42,7 @@ TURN_FIELDS = (
     "repeated",
     "finish_reason",
     "created_at",
+    "candidates",
 )
 
 

@@ -32,7 +32,7 @@ SOURCES = (
 )  # synthetic: trainer/repair/curriculum.py
 AUTHORS = ("model", "human")
 # The Turn fields kept in the store's meta_json column, in their order there.
-TURN_META = ("temperature", "top_p", "resamples", "repeated", "finish_reason", "prompt_tokens")
+TURN_META = ("temperature", "top_p", "resamples", "repeated", "finish_reason", "prompt_tokens", "candidates")
 
 
 def new_session_id() -> str:
@@ -64,6 +64,9 @@ class Turn:
     repeated: bool = False
     finish_reason: str | None = None
     created_at: float = 0.0
+    # with several replies tried at once (`loop.candidates`): each one's score, in the order
+    # they were sampled (the tests it passed; -1 without a program); empty for a one-reply turn
+    candidates: list[int] = field(default_factory=list)
 
     @property
     def passed_public(self) -> bool:

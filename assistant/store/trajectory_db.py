@@ -420,5 +420,6 @@ class Store:
             resamples=meta.get("resamples") or 0,
             repeated=bool(meta.get("repeated")),
             finish_reason=meta.get("finish_reason"),
+            candidates=list(meta.get("candidates") or []),
             created_at=row["created_at"],
         )

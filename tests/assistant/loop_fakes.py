@@ -5,6 +5,7 @@ fields as the loop fills them, and a wait for a subprocess's stored turns."""
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,28 @@ class ScriptedClient(ChatClient):
         if not self.replies:
             raise AssertionError("the model was asked for more replies than were scripted")
         return {"mock_response": self.replies.pop(0)}
+
+
+class ByTemperature(ScriptedClient):
+    """Pops replies by the request's temperature (candidates are requested at once, in any order)."""
+
+    def __init__(self, replies: dict[float, list[str]]) -> None:
+        super().__init__([])
+        self.queues = {t: list(r) for t, r in replies.items()}
+        self.temperatures: list[float] = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    def chat(self, messages: Any, *, temperature: float = 0.0, **kwargs: Any) -> Any:
+        with self._lock:
+            self.temperatures.append(temperature)
+            self._local.reply = self.queues[temperature].pop(0)
+        return super().chat(messages, temperature=temperature, **kwargs)
+
+    def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        with self._lock:
+            self.calls.append({"messages": [dict(m) for m in messages]})
+        return {"mock_response": self._local.reply}
 
 
 def answer(program: str, words: str = "Here is my solution.") -> str:

@@ -69,6 +69,12 @@ def sampling_meta(loop: LoopSettings) -> dict[str, Any]:
             "max_tokens": loop.max_tokens,
             "answer_format": loop.answer_format,
             "repeat_resamples": loop.repeat_resamples,
+            # only when on, so that sessions stored before the setting existed still match
+            **(
+                {"candidates": loop.candidates, "candidate_temperature": loop.candidate_temperature}
+                if loop.candidates > 1
+                else {}
+            ),
         }
     }
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,7 +22,7 @@ from tests.assistant.debug.projects import (
     calc_project,
     stats_project,
 )
-from tests.assistant.loop_fakes import ScriptedClient, answer
+from tests.assistant.loop_fakes import ByTemperature, ScriptedClient, answer
 
 pytestmark = pytest.mark.docker
 BROKEN = "def mul(a, b):\n    return a + b\n"
@@ -246,28 +244,6 @@ def test_an_edit_that_does_not_help_is_undone_and_the_failing_tests_code_is_show
     assert "changed `double` but the tests did not improve (1 passed before, 1 after), so it was undone" in second
     assert "mul(a, 2) + 0" not in second and "+ 0" not in result["diff"]  # the next edit applies to the file as given
     assert (project / "calc.py").read_text() == DOUBLE
-
-
-class ByTemperature(ScriptedClient):
-    """Pops replies by the request's temperature (candidates are requested at once, in any order)."""
-
-    def __init__(self, replies: dict[float, list[str]]) -> None:
-        super().__init__([])
-        self.queues = {t: list(r) for t, r in replies.items()}
-        self.temperatures: list[float] = []
-        self._local = threading.local()
-        self._lock = threading.Lock()
-
-    def chat(self, messages: Any, *, temperature: float = 0.0, **kwargs: Any) -> Any:
-        with self._lock:
-            self.temperatures.append(temperature)
-            self._local.reply = self.queues[temperature].pop(0)
-        return super().chat(messages, temperature=temperature, **kwargs)
-
-    def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        with self._lock:
-            self.calls.append({"messages": [dict(m) for m in messages]})
-        return {"mock_response": self._local.reply}
 
 
 def test_candidates_keep_the_edit_that_passes_the_most_tests(

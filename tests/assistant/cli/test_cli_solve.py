@@ -12,7 +12,7 @@ import yaml
 
 from assistant.cli import main
 from assistant.store.trajectory_db import DB_NAME, Store
-from tests.assistant.loop_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer
+from tests.assistant.loop_fakes import RIGHT_SUM, WRONG_SUM, ByTemperature, ScriptedClient, answer
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "problems" / "sum-two.yaml"
 
@@ -70,6 +70,24 @@ def test_solve_json_reports_every_turn(
     assert [(t["public_pass_rate"], t["hidden_pass_rate"]) for t in result["turns"]] == [(0.0, 0.25), (1.0, 1.0)]
     with Store.open() as store:
         assert store.session(result["session_id"]).source == "cli"
+
+
+def test_solve_candidates_keeps_the_sampled_reply_that_passes(
+    cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--candidates 2`: the greedy first reply fails, the one sampled beside it passes, so the
+    session passes in one turn; the stored turn names both scores."""
+    monkeypatch.setenv("COBALT__LOOP__TEMPERATURE", "[0.0]")
+    use_model(monkeypatch, ByTemperature({0.0: [answer(WRONG_SUM)], 1.0: [answer(RIGHT_SUM)]}))
+    assert main(["solve", str(EXAMPLE), "--json", "--turns", "3", "--candidates", "2"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "passed" and len(result["turns"]) == 1
+    with Store.open() as store:
+        (turn,) = store.session(result["session_id"]).turns
+    assert turn.candidates == [0, 2] and turn.temperature == 1.0
+    with pytest.raises(SystemExit):
+        main(["solve", str(EXAMPLE), "--candidates", "17"])
+    assert "invalid choice" in capsys.readouterr().err
 
 
 def test_solve_live_output_and_model_error_exit(

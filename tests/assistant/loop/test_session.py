@@ -22,6 +22,7 @@ from assistant.store.trajectory_db import Store
 from tests.assistant.loop_fakes import (
     RIGHT_SUM,
     WRONG_SUM,
+    ByTemperature,
     ScriptedClient,
     add_problem,
     answer,
@@ -112,6 +113,44 @@ def test_a_program_still_repeating_after_all_resamples_is_kept_and_marked(cobalt
     assert session.run() == UNSOLVED
     assert [(t.resamples, t.repeated) for t in session.turns] == [(0, False), (1, True)]
     assert session.turns[1].program == WRONG_SUM + "\n"
+
+
+MUL_SUM = "a, b = map(int, input().split())\nprint(a * b)"
+SUB_SUM = "a, b = map(int, input().split())\nprint(b - a)"
+
+
+def test_candidates_keep_the_reply_passing_the_most_public_tests(cobalt_home: Path, sandbox: Any) -> None:
+    """Three replies per turn, the first greedy, two at the candidate temperature. Turn 0: all
+    fail, the greedy one is kept (first on a tie; a reply without code scores -1). Turn 1: the
+    greedy reply resubmits it, so the tie goes to the new (still wrong) program. Turn 2: the
+    sampled right program passes the public tests and is kept."""
+    client = ByTemperature(
+        {
+            0.0: [answer(WRONG_SUM), answer(WRONG_SUM), answer(MUL_SUM)],
+            0.9: ["No code, just words.", answer(SUB_SUM)]  # turn 0's two candidates
+            + [answer(WRONG_SUM), answer(MUL_SUM)]  # turn 1's
+            + [answer(RIGHT_SUM), answer(WRONG_SUM)],  # turn 2's
+        }
+    )
+    with Store.open() as store:
+        session, _ = _session(
+            client, sandbox, store, turns=3, temperature=[0.0], candidates=3, candidate_temperature=0.9
+        )
+        assert session.run() == PASSED
+        record = store.session(session.id)
+    assert [(t.program, t.temperature) for t in record.turns] == [
+        (WRONG_SUM + "\n", 0.0),
+        (MUL_SUM + "\n", 0.9),
+        (RIGHT_SUM + "\n", 0.9),
+    ]
+    assert not any(t.repeated for t in record.turns)
+    scores = [t.candidates for t in record.turns]
+    assert [c["scores"] for c in session.meta["candidates"]] == scores
+    assert [s[0] for s in scores] == [0, 0, 0] and sorted(scores[0][1:]) == [-1, 0] and sorted(scores[2][1:]) == [0, 2]
+    assert sorted(client.temperatures) == [0.0] * 3 + [0.9] * 6
+    # every candidate of a turn saw the same prompt, and it never held a hidden test
+    assert len({str(c["messages"]) for c in client.calls}) == 3
+    assert not any("-1 -1" in m["content"] for call in client.calls for m in call["messages"])
 
 
 def test_a_reply_without_code_is_a_no_code_turn(cobalt_home: Path, sandbox: Any) -> None:

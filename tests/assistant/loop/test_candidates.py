@@ -1,5 +1,6 @@
-"""Several edits per debug turn: the best score wins, the first on ties (the greedy answer), and
-an extra request the server fails is dropped and counted instead of ending the turn."""
+"""Several replies per turn (`assistant.loop.candidates`): the best score wins, on ties a new
+program over a resubmitted one, then the first (the greedy answer); an extra request the server
+fails is dropped and counted instead of ending the turn."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from assistant.debug.candidates import Candidates, sample
+from assistant.loop.candidates import Candidates, sample
 from assistant.serving.chat import ChatResult, LLMError
-from assistant.settings import DebugSettings, LoopSettings
+from assistant.settings import LoopSettings
 
 
 def test_the_best_score_wins_and_a_tie_keeps_the_first() -> None:
@@ -20,6 +21,10 @@ def test_the_best_score_wins_and_a_tie_keeps_the_first() -> None:
     found.scores = [0, 3, -1, 3]
     assert found.chosen() == 1
     assert found.summary(2) == {"turn": 2, "scores": [0, 3, -1, 3], "chosen": 1, "failed": 0, "completion_tokens": 40}
+    found.fresh = [True, False, True, True]  # reply 1 resubmits an earlier program: the tie goes to 3
+    assert found.chosen() == 3
+    found.scores, found.fresh = [1, 1, 0, 0], [False, False, True, True]
+    assert found.chosen() == 0  # a better score wins even when it is a resubmission
 
 
 class HalfDown:
@@ -39,8 +44,7 @@ class HalfDown:
 
 
 def test_failed_extras_are_dropped_and_a_failed_first_reply_ends_the_turn() -> None:
-    debug = DebugSettings(candidates=5, candidate_temperature=0.7)
-    found = sample(HalfDown(), [], lambda: ChatResult(text="first"), 0.0, LoopSettings(), debug)
+    found = sample(HalfDown(), [], lambda: ChatResult(text="first"), 0.0, LoopSettings(), 5, 0.7)
     assert [r.text for r in found.replies] == ["first", "t=0.7", "t=0.7"] and found.failed == 2
     assert found.temperatures == [0.0, 0.7, 0.7]
 
@@ -48,4 +52,4 @@ def test_failed_extras_are_dropped_and_a_failed_first_reply_ends_the_turn() -> N
         raise LLMError("no first reply")
 
     with pytest.raises(LLMError, match="no first reply"):
-        sample(HalfDown(), [], down, 0.0, LoopSettings(), debug)
+        sample(HalfDown(), [], down, 0.0, LoopSettings(), 5, 0.7)

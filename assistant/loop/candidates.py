@@ -1,9 +1,11 @@
-"""Several edits per debug turn, chosen by the project's own tests. The first reply is sampled
-as a one-reply turn is (the loop's temperature, streamed); `debug.candidates - 1` more are
-requested at the same time at `debug.candidate_temperature`, so the server decodes them in one
-batch. Each edit that applies runs the test command in the sandbox, and the turn keeps the one
-that passes the most tests (the first on ties, so a tie keeps the greedy answer). Agentless
-selects among sampled patches by their tests the same way.
+"""Several replies per turn, chosen by tests (`loop.candidates` for a problem's turns,
+`debug.candidates` for `cobalt debug`'s edits). The first reply is sampled as a one-reply turn
+is (the loop's temperature, streamed); `count - 1` more are requested at the same time at the
+candidate temperature, so the server decodes them in one batch. Each one's program runs in the
+sandbox, and the turn keeps the one that passes the most tests the model may see (the public
+tests of a problem, the project's test command for a file); on ties one whose program is new
+(a resubmitted program would only bring the same feedback again), then the first, so a tie
+keeps the greedy answer. Agentless selects among sampled patches by their tests the same way.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Callable
 
 from assistant.interfaces import ChatModel, Message
 from assistant.serving.chat import ChatResult, LLMError
-from assistant.settings import DebugSettings, LoopSettings
+from assistant.settings import LoopSettings
+from sandbox.api import RunResult
 
 
 @dataclass
@@ -25,10 +28,11 @@ class Candidates:
     temperatures: list[float]
     scores: list[int] = field(default_factory=list)
     failed: int = 0  # extra requests that the server did not answer (the turn goes on without them)
+    fresh: list[bool] = field(default_factory=list)  # per reply: its program repeats no earlier turn's
 
     def chosen(self) -> int:
-        """The index of the best score, the first one on ties."""
-        return max(range(len(self.scores)), key=lambda i: (self.scores[i], -i))
+        """The index of the best score; on ties one that repeats no earlier program, then the first."""
+        return max(range(len(self.scores)), key=lambda i: (self.scores[i], self.fresh[i] if self.fresh else 0, -i))
 
     def summary(self, index: int) -> dict[str, object]:
         return {
@@ -40,23 +44,29 @@ class Candidates:
         }
 
 
+def passed_count(run: RunResult) -> int:
+    return sum(t.passed for t in run.tests)
+
+
 def sample(
     client: ChatModel,
     messages: list[Message],
     first: Callable[[], ChatResult],
     temperature: float,
     loop: LoopSettings,
-    debug: DebugSettings,
+    count: int,
+    candidate_temperature: float,
 ) -> Candidates:
-    """`first()` (the streamed reply) and `debug.candidates - 1` more at once. LLMError of the
-    first propagates (the session ends on it); an extra one that fails is dropped and counted."""
-    extra = debug.candidates - 1
+    """`first()` (the streamed reply) and `count - 1` more at once at `candidate_temperature`.
+    LLMError of the first propagates (the session ends on it); an extra one that fails is
+    dropped and counted."""
+    extra = count - 1
     with ThreadPoolExecutor(max_workers=max(extra, 1), thread_name_prefix="candidate") as pool:
         futures = [
             pool.submit(
                 client.chat,
                 messages,
-                temperature=debug.candidate_temperature,
+                temperature=candidate_temperature,
                 top_p=loop.top_p,
                 max_tokens=loop.max_tokens,
             )
@@ -66,7 +76,7 @@ def sample(
         for future in futures:
             try:
                 found.replies.append(future.result())
-                found.temperatures.append(debug.candidate_temperature)
+                found.temperatures.append(candidate_temperature)
             except LLMError:
                 found.failed += 1
     return found
