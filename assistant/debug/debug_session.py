@@ -194,8 +194,7 @@ class DebugSession(Session):
     def score(self, turn: Turn) -> int:
         """The tests of the command a candidate edit passes; -1 without an edit or when the
         command itself failed to run (`_usable`)."""
-        usable = turn.program is not None and self._usable(turn.public)
-        return passed_count(turn.public) if usable and turn.public else -1
+        return super().score(turn) if self._usable(turn.public) else -1
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
         shown = tuple(self._shown.get(len(self.turns), ()))

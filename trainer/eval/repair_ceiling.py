@@ -19,6 +19,7 @@ the order they were stored, fixed when the kept one passes every test. Reads the
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from math import comb
@@ -72,16 +73,7 @@ class Ceiling:
     per_task: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "tasks": self.tasks,
-            "failed_tasks": self.failed_tasks,
-            "samples": self.samples,
-            "confidence": self.confidence,
-            "fixed_by_any": self.fixed_by_any,
-            "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
-            "best_of_k": {str(k): v for k, v in self.best_of_k.items()},
-            "per_task": self.per_task,
-        }
+        return dataclasses.asdict(self)  # the k keys become strings in JSON
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
