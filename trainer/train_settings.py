@@ -127,8 +127,10 @@ class MeasureSim(Section):
 class RepairSim(MeasureSim):
     """The repair measure: the fix rate of the val repair items (several items per task)."""
 
-    tasks: int = Field(16, ge=1, description="Tasks of the gate's repair items (checked against the pinned items).")
-    items: int = Field(46, ge=1, description="Repair items on those tasks (checked likewise).")
+    tasks: int = Field(
+        46, ge=1, description="Tasks of the gate's repair items, every set's (checked against the items it loads)."
+    )
+    items: int = Field(131, ge=1, description="Repair items on those tasks (checked likewise).")
 
 
 class NaturalSim(MeasureSim):
@@ -175,9 +177,11 @@ class NaturalGateSettings(Section):
 
 
 class GateSettings(Section):
-    benchmark: str = Field(
-        "humaneval-repair",
-        description="The repair items the gate runs: humaneval-repair (pinned) or repair:FILE.jsonl.",
+    benchmarks: list[str] = Field(
+        default_factory=lambda: ["humaneval-repair", "natural-repair"],
+        min_length=1,
+        description="The repair item sets the gate runs (their `split` items, pooled into one measure): "
+        "humaneval-repair (pinned), natural-repair (the natural set's committed val bugs) or repair:FILE.jsonl.",
     )
     split: str = Field("val", description="Their split (and the natural tasks'): validation, never training tasks.")
     turns: int = Field(1, description="Model turns after the buggy program (greedy, with feedback).")
@@ -197,7 +201,13 @@ class GateSettings(Section):
         ge=1,
         description="Paired bootstrap resamples, over tasks (None: the evaluation's, eval.bootstrap.resamples).",
     )
-    confidence: float = Field(_BOOTSTRAP.confidence, gt=0, lt=1, description="Width of the bootstrap interval.")
+    confidence: float = Field(
+        0.90,
+        gt=0,
+        lt=1,
+        description="Width of the bootstrap interval (two-sided; its lower end decides): 0.90, so that a 10-point "
+        "drop is refused at least 90% of the time and no more than needed (configs/train.yaml).",
+    )
     concurrency: int = Field(4, description="Sessions run at once.")
     seed: int = Field(0, description="Seeds the task subsets and the bootstrap.")
     serve_merged: bool = Field(

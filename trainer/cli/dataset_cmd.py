@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from assistant.console import action_parsers, add_action
 from assistant.errors import UserError
 from assistant.problems.natural import NATURAL_DIR
+from assistant.problems.splits import SPLITS, select
 from assistant.runtime import open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
 from trainer.data import build
@@ -104,6 +105,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     mut.add_argument("set_dir", type=Path, help="a problem set with references: problems.jsonl and src/*.yaml")
     mut.add_argument("--out", type=Path, required=True, help="the repair item file to write (.jsonl)")
     mut.add_argument("--per-task", type=int, help="mutants kept per problem (default: repair.yaml mutate.per_task)")
+    mut.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="all",
+        help="only the problems of this split (the `eval:` split rule; the natural set's gate items are its val split)",
+    )
     mut.add_argument("--json", action="store_true", help="print one JSON object")
     need = add_action(
         actions,
@@ -265,6 +272,11 @@ def run_mutants(args: argparse.Namespace, config: Settings) -> int:
     if args.out.suffix != ".jsonl" or args.out.exists():
         raise UserError(f"{args.out}: the output must be a new .jsonl file")
     pairs = reference_pairs(args.set_dir)
+    if args.split != "all":
+        keep = {p.id for p in select([p for p, _ in pairs], args.split, config.eval.split)}
+        pairs = [(p, ref) for p, ref in pairs if p.id in keep]
+        if not pairs:
+            raise UserError(f"{args.set_dir}: the {args.split!r} split holds no problems")
     params = repair_settings().mutate
     if args.per_task is not None:
         params = params.model_copy(update={"per_task": args.per_task})

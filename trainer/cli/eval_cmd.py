@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--benchmark",
         "-b",
         default="humaneval",
-        help="humaneval, a problem file/directory, humaneval-repair or repair:FILE.jsonl",
+        help="humaneval, natural, a problem file/directory, humaneval-repair, natural-repair or repair:FILE.jsonl",
     )
     parser.add_argument("--split", choices=SPLITS, default="all", help="which split of the benchmark (default all)")
     parser.add_argument("--turns", type=positive_int, help="turns per session (default: config loop.turns)")

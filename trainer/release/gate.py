@@ -6,7 +6,8 @@ there is one) are evaluated greedy on the validation split (`gate.split`: never 
 tasks), and the candidate is paired with each reference on three measures:
 
 - `repair_fix_rate`: the repair benchmark (`trainer.repair.repair_run`, with feedback) on the
-  val items of `gate.benchmark`, the fix rate at turn `gate.turns`, paired by item;
+  val items of every `gate.benchmarks` set (HumanEval's pinned bugs and the natural set's),
+  pooled, the fix rate at turn `gate.turns`, paired by item;
 - `natural_pass_turn0` and `natural_pass_last`: the natural tasks of `gate.natural.benchmarks`
   (HumanEval val and the natural set's val: `trainer.eval.evaluate`, what `cobalt eval` runs),
   Pass@1 at turn 0 and at the last of `gate.natural.turns` turns, paired by task
@@ -30,7 +31,7 @@ import hashlib
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.problems.schema import Problem
@@ -44,6 +45,7 @@ from trainer.eval.paired import CompareError
 from trainer.eval.paired import compare as compare_reports
 from trainer.repair.items import RepairItem
 from trainer.repair.repair_eval import load_repair_items
+from trainer.repair.repair_metrics import RepairOutcome
 from trainer.repair.repair_report import RepairReport, paired
 from trainer.repair.repair_run import run_repair
 from trainer.train_settings import GateSettings
@@ -94,10 +96,18 @@ def select_items(items: Sequence[RepairItem], max_tasks: int, seed: int) -> list
     return _subset(items, lambda i: i.task, max_tasks, seed)
 
 
+def gate_item_sets(settings: GateSettings, es: EvalSection) -> dict[str, list[RepairItem]]:
+    """{benchmark: its items} for every `gate.benchmarks` set, its `gate.split` items; with
+    `gate.max_problems`, a deterministic subset of that many tasks over all of them."""
+    sets = {b: load_repair_items(b, settings.split, None, es) for b in settings.benchmarks}
+    pooled = [i for items in sets.values() for i in items]
+    keep = {i.id for i in select_items(pooled, settings.max_problems, settings.seed)}
+    return {b: [i for i in items if i.id in keep] for b, items in sets.items() if any(i.id in keep for i in items)}
+
+
 def gate_items(settings: GateSettings, es: EvalSection) -> list[RepairItem]:
-    """The gate's items: `gate.benchmark` (humaneval-repair or repair:FILE.jsonl), `gate.split`."""
-    items = load_repair_items(settings.benchmark, settings.split, None, es)
-    return select_items(items, settings.max_problems, settings.seed)
+    """The gate's repair items, every set's in order."""
+    return [i for items in gate_item_sets(settings, es).values() for i in items]
 
 
 def gate_problems(settings: GateSettings, es: EvalSection) -> list[Problem]:
@@ -135,7 +145,7 @@ def _row(measure: str, ref: Arm, d: Delta | None) -> dict[str, Any]:
 
 
 def compare(
-    items: Sequence[RepairItem],
+    item_sets: Mapping[str, Sequence[RepairItem]],
     problems: Sequence[Problem],
     references: Sequence[Arm],
     candidate: Arm,
@@ -146,7 +156,8 @@ def compare(
     es: EvalSection,
     progress: Callable[[str], None] = lambda _: None,
 ) -> GateReport:
-    """Run every arm on the repair `items` and the natural `problems`, pair the candidate with
+    """Run every arm on the repair items (`item_sets`: {benchmark: items}, pooled into one
+    measure) and the natural `problems`, pair the candidate with
     each reference on every measure, decide; `es` (the `eval:` section) gives the split rule
     and, unless `gate.bootstrap` is set, the number of bootstrap resamples; the confidence and
     the seed come from `settings`."""
@@ -156,27 +167,31 @@ def compare(
     es = es.model_copy(update={"bootstrap": boot})
     greedy = es.model_copy(update={"loop": {**es.loop, "temperature": [settings.natural.temperature]}})
     nat = settings.natural
-    repairs: dict[str, RepairReport] = {}
+    items = [i for group in item_sets.values() for i in group]
+    repairs: dict[str, list[RepairReport]] = {}
     naturals: dict[str, EvalReport] = {}
     seconds: dict[str, float] = {}
     for arm in [*references, candidate]:
         start = time.monotonic()
         with arm.opened() as client:
             progress(f"gate: {arm.name} ({arm.label}) on {len(items)} repair items")
-            repairs[arm.label] = run_repair(
-                items,
-                client,
-                sandbox,
-                store,
-                loop=loop,
-                settings=es,
-                turns=settings.turns,
-                blind=False,
-                concurrency=settings.concurrency,
-                benchmark=settings.benchmark,
-                split=settings.split,
-                adapter=arm.adapter,
-            )
+            repairs[arm.label] = [
+                run_repair(
+                    group,
+                    client,
+                    sandbox,
+                    store,
+                    loop=loop,
+                    settings=es,
+                    turns=settings.turns,
+                    blind=False,
+                    concurrency=settings.concurrency,
+                    benchmark=benchmark,
+                    split=settings.split,
+                    adapter=arm.adapter,
+                )
+                for benchmark, group in item_sets.items()
+            ]
             progress(f"gate: {arm.name} ({arm.label}) on {len(problems)} natural tasks, {nat.turns} turns")
             naturals[arm.label] = evaluate(
                 loop,
@@ -206,16 +221,23 @@ def compare(
         arm_seconds=seconds,
     )
     out.incomplete = [
-        f"the repair run of {label} was aborted ({r.aborted})" for label, r in repairs.items() if r.aborted
+        f"the {r.benchmark} run of {label} was aborted ({r.aborted})"
+        for label, runs in repairs.items()
+        for r in runs
+        if r.aborted
     ]
     for label, r in naturals.items():
         if not r.complete:
             why = r.aborted or f"{len(r.missing)} session(s) did not finish"
             out.incomplete.append(f"the natural run of {label} is incomplete ({why})")
-    cand = repairs[candidate.label].arm("feedback")
+
+    def feedback(label: str) -> list[RepairOutcome]:
+        return [o for r in repairs[label] for o in r.arm("feedback")]
+
+    cand = feedback(candidate.label)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in MEASURES}
     for ref in references:
-        d = paired(repairs[ref.label].arm("feedback"), cand, "fix_rate", settings.turns, es)[settings.turns]
+        d = paired(feedback(ref.label), cand, "fix_rate", settings.turns, es)[settings.turns]
         rows["repair_fix_rate"].append(_row("repair_fix_rate", ref, d))
         try:
             c = compare_reports(naturals[ref.label], naturals[candidate.label], es, metric="pass_at_1", turn=-1)

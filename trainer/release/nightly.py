@@ -321,17 +321,18 @@ class Retrain:
         if current is not None:
             references.append(self._adapter_arm("current", api_base, current, loaded))
         es = self.config.eval
-        items = gate.gate_items(gs, es)
+        item_sets = gate.gate_item_sets(gs, es)
         problems = gate.gate_problems(gs, es)
         self.progress(
             f"gate: {candidate.name} vs {', '.join(r.name for r in references)} on "
-            f"{len(items)} {gs.benchmark} items of the {gs.split} split ({gs.turns} turn(s)) and "
+            f"{' + '.join(f'{len(v)} {k}' for k, v in item_sets.items())} items of the {gs.split} split "
+            f"({gs.turns} turn(s)) and "
             f"{len(problems)} {'+'.join(gs.natural.benchmarks)} tasks of it ({gs.natural.turns} turns), greedy"
         )
         with runtime.open_store(self.config) as store:
             arm = self._adapter_arm("candidate", api_base, candidate, loaded)
             report = gate.compare(
-                items, problems, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress
+                item_sets, problems, references, arm, self.sandbox, store, gs, self.config.loop, es, self.progress
             )
         decision = {
             **report.to_dict(),

@@ -1,7 +1,8 @@
-"""`cobalt eval --benchmark humaneval-repair|repair:FILE.jsonl` and `eval compare` of two
-repair reports; `trainer.cli.eval_cmd` parses the arguments and hands over here.
+"""`cobalt eval --benchmark humaneval-repair|natural-repair|repair:FILE.jsonl` and `eval compare`
+of two repair reports; `trainer.cli.eval_cmd` parses the arguments and hands over here.
 
     cobalt eval -b humaneval-repair --split test [--turns T] [--wording NAME] [--no-blind]
+    cobalt eval -b natural-repair --split val     # the natural set's val bugs (the gate's)
     cobalt eval -b repair:bugs.jsonl
     cobalt eval compare base/report.json adapter/report.json
 
@@ -18,7 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.errors import UserError
+from assistant.problems.natural import NATURAL_DIR
 from assistant.problems.schema import ProblemError
+from assistant.problems.splits import natural_splits
 from assistant.runtime import open_client, session_run, to_stderr
 from assistant.settings import EvalSection
 from trainer.cli.train_options import eval_out_dir
@@ -39,19 +42,36 @@ from trainer.repair.wording import WordingError
 if TYPE_CHECKING:
     from assistant.settings import Settings
 
-__all__ = ["HUMANEVAL", "is_repair", "is_repair_report", "load_repair_items", "run_repair_eval", "run_repair_compare"]
+__all__ = [
+    "HUMANEVAL",
+    "NATURAL",
+    "is_repair",
+    "is_repair_report",
+    "load_repair_items",
+    "run_repair_eval",
+    "run_repair_compare",
+]
 HUMANEVAL = "humaneval-repair"
+NATURAL = "natural-repair"
+# The natural set's committed bugs: seeded mutants of its val references, made by
+# `cobalt dataset mutants examples/natural --split val --out examples/natural/repair-val.jsonl`.
+NATURAL_FILE = NATURAL_DIR / "repair-val.jsonl"
 PREFIX = "repair:"
+SPLIT_BENCHMARKS = (HUMANEVAL, NATURAL)  # named sets whose items follow the tasks' splits
 
 
 def is_repair(benchmark: str) -> bool:
-    return benchmark == HUMANEVAL or benchmark.startswith(PREFIX)
+    return benchmark in SPLIT_BENCHMARKS or benchmark.startswith(PREFIX)
 
 
 def load_repair_items(benchmark: str, split: str, limit: int | None, settings: EvalSection) -> list[RepairItem]:
-    """The items of `humaneval-repair` (pinned, one split) or of a `repair:FILE.jsonl`."""
+    """The items of `humaneval-repair` (pinned, one split), of `natural-repair` (the committed
+    bugs of the natural set whose task is in `split`: its val split only) or of a `repair:FILE.jsonl`."""
     if benchmark == HUMANEVAL:
         items = pinned_items(split, settings.split)
+    elif benchmark == NATURAL:
+        splits = natural_splits(settings.split)
+        items = [i for i in load_items(NATURAL_FILE) if split == "all" or splits.get(i.task) == split]
     else:
         items = load_items(Path(benchmark[len(PREFIX) :]))
     items = items[:limit] if limit is not None else items
@@ -68,7 +88,7 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
     items = load_repair_items(args.benchmark, args.split, args.limit, settings)
     quiet = args.json
     client = open_client(config, args.model, adapter=args.adapter, progress=None if quiet else to_stderr)
-    name = HUMANEVAL if args.benchmark == HUMANEVAL else Path(args.benchmark[len(PREFIX) :]).stem
+    name = args.benchmark if args.benchmark in SPLIT_BENCHMARKS else Path(args.benchmark[len(PREFIX) :]).stem
     repair = repair_settings()
     if args.temperature is not None:
         repair = repair.merged({"benchmark": {"temperature": args.temperature}})
@@ -87,7 +107,7 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
                 concurrency=args.concurrency,
                 repair=repair,
                 benchmark=name,
-                split=args.split if args.benchmark == HUMANEVAL else "all",
+                split=args.split if args.benchmark in SPLIT_BENCHMARKS else "all",
                 adapter=args.adapter,
                 on_plan=on_plan,
                 on_session=on_session,

@@ -23,7 +23,12 @@ pytestmark = pytest.mark.docker
 INC, ADD = inc_problem(), add_problem()
 RIGHT = {INC.id: "def inc(x):\n    return x + 1", ADD.id: "def add(a, b):\n    return a + b"}
 WRONG = {INC.id: "def inc(x):\n    return x", ADD.id: "def add(a, b):\n    return a - b"}
-ITEMS = [RepairItem("inc#m0", INC, "def inc(x):\n    return x - 1\n")]
+BUGS = {INC.id: "def inc(x):\n    return x - 1\n", ADD.id: "def add(a, b):\n    return a * b\n"}
+# two repair sets, pooled into one measure as the gate pools HumanEval's and the natural set's bugs
+ITEM_SETS = {
+    "humaneval-repair": [RepairItem("inc#m0", INC, BUGS[INC.id])],
+    "natural-repair": [RepairItem("add#m0", ADD, BUGS[ADD.id])],
+}
 PROBLEMS = [INC, ADD]
 SETTINGS = GateSettings(turns=1, natural=NaturalGateSettings(turns=2), bootstrap=200, concurrency=2)
 ES = EvalSection(bootstrap=BootstrapSection(resamples=200))
@@ -48,20 +53,21 @@ class Behaving(ChatClient):
         if self.down:
             return {"mock_response": Exception("the model is down")}
         pid = next(p.id for p in PROBLEMS if p.statement in messages[1]["content"])
-        repair = len(messages) > 2 and "return x - 1" in messages[2]["content"]  # the buggy program as turn 0
+        repair = len(messages) > 2 and BUGS[pid].strip() in messages[2]["content"]  # the buggy program as turn 0
         return {"mock_response": f"Here.\n\n```python\n{self.policy(pid, repair)}\n```\n"}
 
 
 def run(sandbox: Any, candidate: Behaving) -> dict[str, Any]:
     refs = [Arm("base", Behaving("base", right)), Arm("current", Behaving("current", right), "current")]
     with Store.open() as store:
-        report = compare(ITEMS, PROBLEMS, refs, Arm("candidate", candidate, "cand"), sandbox, store, SETTINGS, LOOP, ES)
+        cand = Arm("candidate", candidate, "cand")
+        report = compare(ITEM_SETS, PROBLEMS, refs, cand, sandbox, store, SETTINGS, LOOP, ES)
     return report.to_dict()
 
 
 def test_every_measure_against_every_reference(cobalt_home: Path, sandbox: Any) -> None:
     same = run(sandbox, Behaving("same", right))
-    assert (same["items"], same["tasks"], same["natural_tasks"], same["natural_turns"]) == (1, 1, 2, 2)
+    assert (same["items"], same["tasks"], same["natural_tasks"], same["natural_turns"]) == (2, 2, 2, 2)
     keys = [(c["measure"], c["reference"]) for c in same["comparisons"]]
     assert keys == [(m, r) for m in MEASURES for r in ("base", "current")]
     assert all((c["a"], c["b"], c["lo"], c["hi"]) == (1.0, 1.0, 0.0, 0.0) for c in same["comparisons"])

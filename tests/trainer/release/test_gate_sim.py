@@ -1,10 +1,11 @@
-"""The gate's size and margin, by simulation with the project's own paired bootstrap: with the
-configured task counts (the pinned val-split repair items and the natural val tasks, checked
-against what the gate loads) and margin, a candidate 10 points worse on any one measure (repair
-fix rate, natural turn-0 Pass@1, natural last-turn Pass@1) is refused at least 90% of the time,
-a 10-point improvement usually passes, and how often a truly equal candidate passes every
-measure is reported; the decision rule itself (every measure, every reference, lower end above
--margin) and its table."""
+"""The gate's size, margin and confidence, by simulation with the project's own paired bootstrap:
+with the configured task counts (the val-split repair items of HumanEval and of the natural set,
+and the natural val tasks, checked against what the gate loads), margin and confidence, a candidate
+10 points worse on any one measure (repair fix rate, natural turn-0 Pass@1, natural last-turn
+Pass@1) is refused at least 90% of the time, a 10-point improvement usually passes, the gate is
+no stricter than that needs (a wider margin or a narrower interval would break the 90%), and how
+often a truly equal candidate passes every measure is reported; the decision rule itself (every
+measure, every reference, lower end above -margin) and its table."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def sizes(gate: GateSettings) -> tuple[list[int], int]:
     repair = list(Counter(i.task for i in gate_items(gate, es)).values())
     problems = gate_problems(gate, es)
     sim = gate.simulation
-    assert (len(repair), sum(repair)) == (sim.repair.tasks, sim.repair.items) == (16, 46)
+    assert (len(repair), sum(repair)) == (sim.repair.tasks, sim.repair.items) == (46, 131)  # 16 + 30 tasks
+    assert sum(i.task.startswith("HumanEval/") for i in gate_items(gate, es)) == 46
     assert len(problems) == sim.natural.tasks == 46
     assert sum(p.id.startswith("HumanEval/") for p in problems) == 16  # + 30 of the natural set (12 + 4 + 2 + 12)
     return repair, len(problems)
@@ -48,16 +50,30 @@ def test_a_ten_point_drop_on_any_measure_is_refused_at_least_90_percent(
     assert refused >= sim.refuse_at_least, f"{measure}: a {sim.drop:.0%} drop refused in only {refused:.1%} of runs"
     gain = promote_rate(per_task, -sim.drop, gate.margin, model, sim, gate.confidence)
     assert gain >= 0.6, f"{measure}: a {sim.drop:.0%} gain promoted in only {gain:.1%}"
-    # the margin is about as wide as the size allows: 5 points more would break the 90%
-    looser = 1 - promote_rate(per_task, sim.drop, gate.margin + 0.05, model, sim, gate.confidence)
-    assert looser < sim.refuse_at_least, f"{measure}: margin {gate.margin + 0.05:g} still refuses {looser:.1%}"
+
+
+@pytest.mark.parametrize("looser", ["margin", "confidence"])
+def test_the_gate_is_no_stricter_than_90_percent_needs(
+    gate: GateSettings, sizes: tuple[list[int], int], looser: str
+) -> None:
+    """A margin 5 points wider, or an interval 5 points narrower, would refuse a 10-point drop on
+    some measure less than 90% of the time: a stricter gate than that only costs equal candidates."""
+    sim = gate.simulation
+    margin = gate.margin + (0.05 if looser == "margin" else 0.0)
+    confidence = gate.confidence - (0.05 if looser == "confidence" else 0.0)
+    refused = {
+        m: 1 - promote_rate(n, sim.drop, margin, model, sim, confidence)
+        for m, (n, model) in measures(sim, *sizes).items()
+    }
+    assert min(refused.values()) < sim.refuse_at_least, f"{looser} looser still refuses: {refused}"
 
 
 def test_how_often_an_equal_candidate_passes(gate: GateSettings, sizes: tuple[list[int], int]) -> None:
     """Reported, not a requirement: the price of 90% refusal with these task counts. Each
-    measure alone passes an equal candidate about a third of the time; all three together
-    (turn-0 and last-turn nearly the same tasks, the repair items independent) about one time in
-    nine against one reference (docs/method.md)."""
+    measure alone passes an equal candidate about half the time or more; all three together
+    (turn-0 and last-turn nearly the same tasks, the repair items independent) about 37% of the
+    time against one reference (docs/method.md; with a 95% interval and HumanEval's 46 repair items
+    alone it was one time in nine)."""
     sim = gate.simulation
     alone = {
         m: promote_rate(n, 0.0, gate.margin, model, sim, gate.confidence)
@@ -67,8 +83,8 @@ def test_how_often_an_equal_candidate_passes(gate: GateSettings, sizes: tuple[li
     report = f"an equal candidate passes: {together:.1%} of runs on all measures; alone: " + ", ".join(
         f"{m} {r:.1%}" for m, r in alone.items()
     )
-    assert 0.05 <= together <= min(alone.values()), report
-    assert all(0.2 <= r <= 0.5 for r in alone.values()), report
+    assert 0.25 <= together <= min(alone.values()), report
+    assert all(0.45 <= r <= 0.8 for r in alone.values()), report
 
 
 def row(reference: str, lo: float | None, measure: str = "repair_fix_rate") -> dict:

@@ -13,10 +13,14 @@ import yaml
 
 from assistant.problems.natural import NATURAL_FILE, SOURCE_DIR
 from assistant.problems.schema import ProblemError
+from assistant.problems.splits import membership
+from assistant.settings import EvalSection
 from sandbox.api import Job
 from tests.assistant.cli.test_cli_foundation import assert_one_sentence, run_cli
+from trainer.eval.eval_sets import load_benchmark
 from trainer.repair.from_sources import reference_pairs
 from trainer.repair.items import build_items, load_items, write_items
+from trainer.repair.repair_eval import NATURAL, load_repair_items
 from trainer.repair.repair_settings import repair_settings
 
 SLUGS = ("clamp-all", "second-largest", "grade-letters")  # two function problems and a stdio one
@@ -84,3 +88,39 @@ def test_the_command_refuses_bad_input_in_one_sentence(tmp_path: Path) -> None:
         run_cli("dataset", "mutants", str(tmp_path), "--out", str(taken), home=home), "must be a new .jsonl"
     )
     assert taken.read_text() == "mine\n"
+
+
+def test_the_natural_sets_gate_bugs_are_its_val_problems_mutated() -> None:
+    """examples/natural/repair-val.jsonl (`cobalt dataset mutants examples/natural --split val`),
+    read as the `natural-repair` benchmark: bugs of the natural val tasks only, each a changed
+    reference carrying its problem as it is; no other split has any."""
+    es = EvalSection()
+    pairs = {p.id: (p, ref) for p, ref in reference_pairs(NATURAL_FILE.parent)}
+    val = {p.id for p in load_benchmark("natural", "val", es)}
+    items = load_repair_items(NATURAL, "val", None, es)
+    assert len(items) == len(load_items(NATURAL_FILE.parent / "repair-val.jsonl")) == 85
+    assert {i.task for i in items} == val and len(val) == 30
+    assert all(i.buggy_program != pairs[i.task][1] and i.mutation for i in items)
+    assert all(i.problem.to_dict() == pairs[i.task][0].to_dict() for i in items)
+    for split in ("train", "test"):
+        with pytest.raises(ProblemError, match=f"the '{split}' split holds no repair items"):
+            load_repair_items(NATURAL, split, None, es)
+
+
+def test_the_command_keeps_one_split(tmp_path: Path, sandbox) -> None:
+    """`--split` keeps the problems of that split (the `eval:` rule, as `cobalt eval` selects
+    them); a split without problems is one sentence and writes nothing."""
+    root = make_set(tmp_path / "set")
+    home = tmp_path / "home"
+    ids = [p.id for p, _ in reference_pairs(root)]
+    which = membership([p for p, _ in reference_pairs(root)], EvalSection().split)
+    for split in ("train", "val", "test"):
+        out = tmp_path / f"{split}.jsonl"
+        r = run_cli("dataset", "mutants", str(root), "--out", str(out), "--split", split, "--json", home=home)
+        mine = [i for i in ids if which[i] == split]
+        if not mine:
+            assert_one_sentence(r, "holds no problems")
+            assert not out.exists()
+            continue
+        assert r.returncode == 0, r.stderr
+        assert {i.task for i in load_items(out)} <= set(mine) and json.loads(r.stdout)["problems"] == len(mine)
