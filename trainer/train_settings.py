@@ -19,11 +19,10 @@ from pydantic import ConfigDict, Field, ValidationError
 from assistant.config_files import REPO_CONFIGS, read_yaml
 from assistant.errors import UserError
 from assistant.serving.device import on_gpu
-from assistant.settings import BootstrapSection, Section, TrainSection
+from assistant.settings import Section, TrainSection
 from assistant.settings_loader import describe, merge
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
-_BOOTSTRAP = BootstrapSection()  # the evaluation's bootstrap defaults, which the gate's follow
 
 
 class MixSettings(Section):

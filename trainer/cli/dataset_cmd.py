@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from assistant.console import action_parsers, add_action
 from assistant.errors import UserError
 from assistant.problems.natural import NATURAL_DIR
-from assistant.problems.splits import SPLITS, select
+from assistant.problems.splits import SPLITS
 from assistant.runtime import open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
 from trainer.data import build
@@ -32,7 +32,7 @@ from trainer.data.heldout import training_sessions
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
 from trainer.repair.curriculum import SOURCE, synthesize, train_pairs
-from trainer.repair.from_sources import reference_pairs
+from trainer.repair.from_sources import reference_pairs, split_pairs
 from trainer.repair.items import build_items, write_items
 from trainer.repair.pins import PIN_FILE, pin_humaneval
 from trainer.repair.repair_settings import repair_settings
@@ -273,8 +273,7 @@ def run_mutants(args: argparse.Namespace, config: Settings) -> int:
         raise UserError(f"{args.out}: the output must be a new .jsonl file")
     pairs = reference_pairs(args.set_dir)
     if args.split != "all":
-        keep = {p.id for p in select([p for p, _ in pairs], args.split, config.eval.split)}
-        pairs = [(p, ref) for p, ref in pairs if p.id in keep]
+        pairs = split_pairs(pairs, args.split, config.eval.split)
         if not pairs:
             raise UserError(f"{args.set_dir}: the {args.split!r} split holds no problems")
     params = repair_settings().mutate

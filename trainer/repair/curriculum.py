@@ -33,12 +33,11 @@ from typing import Any, Callable
 
 from assistant.interfaces import Rule, Runner
 from assistant.problems.schema import Problem, ProblemError
-from assistant.problems.splits import select
 from assistant.settings import LoopSettings, SplitSection
 from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord, new_session_id
 from assistant.store.trajectory_db import Store
 from trainer.data.heldout import HELDOUT_SET
-from trainer.repair.from_sources import reference_pairs
+from trainer.repair.from_sources import reference_pairs, split_pairs
 from trainer.repair.items import MutateParams, RepairItem, build_items, humaneval_sources
 from trainer.repair.repair_session import RepairSession
 from trainer.repair.served_form import render_program
@@ -126,5 +125,4 @@ def train_pairs(directory: Path, rule: Rule | None = None) -> list[tuple[Problem
     pairs = reference_pairs(directory)
     if pairs[0][0].id.startswith(HELDOUT_SET + "/"):
         raise ProblemError(f"{directory}: the held-out set is for evaluation only; its tasks are never trained on")
-    train = {p.id for p in select([p for p, _ in pairs], "train", rule or SplitSection())}
-    return [(p, ref) for p, ref in pairs if p.id in train]
+    return split_pairs(pairs, "train", rule or SplitSection())

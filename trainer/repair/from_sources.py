@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from assistant.interfaces import Rule
 from assistant.problems.natural import read_sources
 from assistant.problems.schema import Problem, ProblemError
 from assistant.problems.sources import parse_jsonl
+from assistant.problems.splits import select
 
 
 def reference_pairs(directory: Path) -> list[tuple[Problem, str]]:
@@ -37,3 +39,10 @@ def reference_pairs(directory: Path) -> list[tuple[Problem, str]]:
             f"{sources_dir}: no reference for {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}"
         )
     return [(p, references[p.id]) for p in problems]
+
+
+def split_pairs(pairs: list[tuple[Problem, str]], split: str, rule: Rule) -> list[tuple[Problem, str]]:
+    """The (problem, reference) pairs whose problem is in `split` (the `eval:` split rule, as
+    `cobalt eval` selects them), in their order."""
+    keep = {p.id for p in select([p for p, _ in pairs], split, rule)}
+    return [(p, ref) for p, ref in pairs if p.id in keep]
