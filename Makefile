@@ -10,14 +10,15 @@ RUN_PROBLEM ?= examples/problems/is-prime.yaml
 ADAPTER ?=
 RUN_ENV := $(if $(ADAPTER),COBALT__MODEL__ADAPTER=$(ADAPTER))
 
-.PHONY: run test lint setup-test setup-run venv docker image models-test models-run clean-data
+.PHONY: run test lint setup-test setup-run venv docker image engine models-test models-run clean-data
 
-# In a terminal: the TUI on an example problem; without one (CI, pipes): the headless loop.
+# In a terminal: the TUI on an example problem; without one (CI, pipes): the headless loop, on the
+# embedded model (model.name: qwen-coder-1.5b, served by llama.cpp on CPU and vLLM on GPU).
 # The shipped adapter (examples/adapters/) is served merged when it passed the gate against the
 # base; `make run ADAPTER=base` serves the bare model.
 run: setup-run
-	@if [ -t 0 ] && [ -t 1 ]; then $(RUN_ENV) $(COBALT) tui $(RUN_PROBLEM) --model qwen-coder; \
-	else $(RUN_ENV) $(COBALT) solve $(RUN_PROBLEM) --model qwen-coder; fi
+	@if [ -t 0 ] && [ -t 1 ]; then $(RUN_ENV) $(COBALT) tui $(RUN_PROBLEM); \
+	else $(RUN_ENV) $(COBALT) solve $(RUN_PROBLEM); fi
 
 test: setup-test lint
 	$(PY) -m pytest -q -p no:cacheprovider
@@ -27,8 +28,8 @@ lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-setup-test: venv docker image models-test
-setup-run: venv docker image models-run
+setup-test: venv docker image engine models-test
+setup-run: venv docker image engine models-run
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml constraints-cpu.txt scripts/setup-venv.sh
@@ -41,8 +42,12 @@ docker:
 image: venv docker
 	$(COBALT) sandbox build
 
+# llama.cpp's server and llama-bench, built for this CPU from the pinned llama-cpp-python sdist (cached).
+engine: venv
+	$(COBALT) engine build
+
 models-test: venv
 	$(COBALT) models prepare tiny smollm2
 
 models-run: venv
-	$(COBALT) models prepare qwen-coder
+	$(COBALT) models prepare qwen-coder-1.5b

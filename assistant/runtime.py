@@ -101,5 +101,10 @@ def served_client(settings: Settings, api_base: str, name: str, tokenizer_dir: P
 
     bias = connect.local_bias(settings.model, tokenizer_dir) if tokenizer_dir is not None else None
     return ChatClient(
-        f"hosted_vllm/{name}", api_base=api_base, display_name=name, **settings.model.client_options(), logit_bias=bias
+        f"hosted_vllm/{name}",
+        api_base=api_base,
+        display_name=name,
+        **settings.model.client_options(),
+        logit_bias=bias,
+        extra_body=connect.engine_fields(api_base, name, settings.server),
     )

@@ -36,7 +36,7 @@ DEFAULT_FEEDBACK_WORDING = "instruction_last"
 
 class ModelSettings(Section):
     name: str = Field(
-        "qwen-coder",
+        "qwen-coder-1.5b",
         description="A name from `cobalt models list`, a local checkpoint "
         "directory, or any litellm model id (e.g. openai/gpt-4o-mini).",
     )
@@ -88,8 +88,27 @@ class SpeculativeSettings(Section):
     prompt_lookup_min: int = Field(2, ge=1, description="Shortest n-gram matched in the context.")
 
 
+class LlamaSettings(Section):
+    """llama.cpp's server (`llama-server`), the CPU engine (assistant/serving/llama_server.py)."""
+
+    threads: int | None = Field(None, ge=1, description="Threads for decoding and prefill (null: every core).")
+    parallel: int = Field(
+        4, ge=1, description="Parallel slots: requests decoded together (eval/collect concurrency), each max_model_len."
+    )
+    batch_size: int = Field(512, ge=1, description="Prompt tokens processed per batch (llama-server -b/-ub).")
+    cache_reuse: int = Field(
+        256, ge=0, description="Smallest chunk of a cached prompt reused by shifting (--cache-reuse; 0: off)."
+    )
+    lora_scale: float = Field(1.0, description="Scale of an adapter chosen by a request (the request's `lora` field).")
+
+
 class ServerSettings(Section):
-    host: str = Field("127.0.0.1", description="Address the local vLLM server listens on.")
+    engine: Literal["auto", "vllm", "llama.cpp"] = Field(
+        "auto",
+        description="The serving engine: auto is vLLM where CUDA answers and llama.cpp's server on CPU.",
+    )
+    llama: LlamaSettings = Field(default_factory=LlamaSettings, description="llama.cpp's server settings.")
+    host: str = Field("127.0.0.1", description="Address the local model server listens on.")
     port: int = Field(8011, ge=1, le=65535, description="Its port.")
     startup_timeout_s: float = Field(600, gt=0, description="Seconds the server may take to become healthy.")
     max_model_len: int = Field(4096, ge=1, description="Context length the server allows (vLLM --max-model-len).")

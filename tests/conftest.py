@@ -138,7 +138,7 @@ def sandbox(test_config: Any):
         box.close()
 
 
-def make_random_adapter(model_dir: Path, out: Path, rank: int = 8, seed: int = 0) -> Path:
+def make_random_adapter(model_dir: Path, out: Path, rank: int = 8, seed: int = 0, std: float = 0.5) -> Path:
     """A LoRA adapter with random (non-zero) A and B, so it visibly changes the output."""
     import torch
     from peft import LoraConfig, get_peft_model
@@ -157,6 +157,6 @@ def make_random_adapter(model_dir: Path, out: Path, rank: int = 8, seed: int = 0
     with torch.no_grad():
         for name, param in peft_model.named_parameters():
             if "lora_" in name:
-                param.normal_(0.0, 0.5)
+                param.normal_(0.0, std)
     peft_model.save_pretrained(out)
     return out

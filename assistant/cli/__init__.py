@@ -20,6 +20,7 @@ from typing import Any, Callable
 from assistant.cli import (
     collect_cmd,
     debug_cmd,
+    engine_cmd,
     models_cmd,
     sandbox_cmd,
     serve_cmd,
@@ -34,6 +35,7 @@ COMMAND_GROUP = "cobalt.commands"
 Register = Callable[[argparse._SubParsersAction], None]
 ASSISTANT_COMMANDS: list[Register] = [
     models_cmd.register,
+    engine_cmd.register,
     serve_cmd.register,
     sandbox_cmd.register,
     solve_cmd.register,

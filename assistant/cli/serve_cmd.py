@@ -1,7 +1,8 @@
-"""`cobalt serve`: run the vLLM server in the foreground (Ctrl-C/SIGTERM stop it cleanly),
-or `--detach` it for other commands to reuse, `--status` to show it, `--stop` to stop it.
-By default it serves the promoted adapter merged into the base (`server.serve_merged`), after
-the `before_serve` hooks (the shipped adapter's import); `--adapter base` serves the bare model."""
+"""`cobalt serve`: run the model server (llama.cpp or vLLM, `server.engine`) in the foreground
+(Ctrl-C/SIGTERM stop it cleanly), or `--detach` it for other commands to reuse, `--status` to
+show it, `--stop` to stop it. By default it serves the promoted adapter (vLLM: merged into the
+base, `server.serve_merged`; llama.cpp: its GGUF LoRA, chosen per request), after the
+`before_serve` hooks (the shipped adapter's import); `--adapter base` serves the bare model."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("serve", help="serve the configured model with vLLM (LoRA enabled)")
+    parser = sub.add_parser("serve", help="serve the configured model (llama.cpp on CPU, vLLM on GPU; server.engine)")
     parser.add_argument("--model", help="model name or checkpoint directory (default: config model.name)")
     parser.add_argument("--port", type=int, help="port (default: config server.port)")
     parser.add_argument(

@@ -79,6 +79,7 @@ class ChatClient:
         stop_at_fence: bool = True,
         repeat_stop: RepeatStop | None = None,
         logit_bias: dict[int, float] | None = None,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.api_base = api_base
@@ -90,6 +91,7 @@ class ChatClient:
         self.stop_at_fence = stop_at_fence
         self.repeat_stop = repeat_stop
         self.logit_bias = logit_bias  # token id -> bias, sent with every request (assistant.serving.token_bias)
+        self.extra_body = extra_body  # engine-specific request fields (llama.cpp's `lora` choice of adapter)
         self.adapter_version: str | None = None  # the served LoRA adapter, when there is one
         self.tokenizer_dir: str | None = None  # a locally served model's checkpoint (token counts)
 
@@ -119,6 +121,8 @@ class ChatClient:
             kwargs["stream_options"] = {"include_usage": True}
         if self.logit_bias:
             kwargs["logit_bias"] = self.logit_bias
+        if self.extra_body:
+            kwargs["extra_body"] = dict(self.extra_body)
         kwargs.update(self.request_kwargs(messages))
         return kwargs
 
@@ -255,13 +259,14 @@ def _count_tokens(model: str, text: str, api_base: str | None = None) -> int:
         try:
             import httpx
 
-            response = httpx.post(
+            response = httpx.post(  # vLLM reads `prompt` and answers `count`; llama.cpp `content`, `tokens`
                 api_base.removesuffix("/v1") + "/tokenize",
                 timeout=10,
-                json={"model": model.split("/", 1)[1], "prompt": text, "add_special_tokens": False},
+                json={"model": model.split("/", 1)[1], "prompt": text, "content": text, "add_special_tokens": False},
             )
             if response.status_code == 200:
-                return int(response.json()["count"])
+                body = response.json()
+                return int(body["count"]) if "count" in body else len(body["tokens"])
         except Exception:
             pass
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from assistant.serving import adapters, models
+from assistant.serving import adapters, llama_server, models
 from assistant.serving.chat import ChatClient
 from assistant.serving.server import ServerError, ServerInfo, ensure, load_adapter, running, served_models
 from assistant.serving.token_bias import triple_quote_ban
@@ -46,6 +46,8 @@ def resolve_client(
     root = adapters.adapters_root(paths.data_dir)
     merged = adapter is None or serves_merged(running(paths), root, adapter)
     info = ensure(server, paths, name, progress=progress, merged=merged)
+    if info.engine == "llama.cpp":
+        return _llama_client(info, settings, server, paths, adapter, progress)
     if info.merged:  # the promoted adapter merged into the base, at full speed
         entry = adapters.current_adapter(root, info.model)
         if entry is not None and entry["name"] != info.merged:
@@ -87,6 +89,51 @@ def resolve_client(
     client.adapter_version = None if target == info.model else target
     client.tokenizer_dir = str(info.model_path)
     return client
+
+
+def _llama_client(
+    info: ServerInfo,
+    settings: ModelSettings,
+    server: ServerSettings,
+    paths: PathsSettings,
+    adapter: str | None,
+    progress: Callable[[str], None],
+) -> ChatClient:
+    """A client of a llama-server: the base, or an adapter chosen per request by its `lora` field
+    (loaded, by a restart of the server, when the server lacks it). With no `adapter`, the
+    promoted one, if any (the server loads it at start)."""
+    root = adapters.adapters_root(paths.data_dir)
+    target, path = info.model, None
+    if adapter not in (None, "base"):
+        target, path = (adapter, None) if adapter in info.loras else registered_adapter(root, info.model, adapter)
+    elif adapter is None:
+        entry = adapters.current_adapter(root, info.model)
+        if entry is not None:
+            target, path = str(entry["name"]), Path(entry["path"])
+    if target != info.model and target not in info.loras:
+        progress(f"loading adapter {target} into the server")
+        load_adapter(info.api_base, target, path or "")
+        info = running(paths) or info
+    client = ChatClient(
+        f"hosted_vllm/{target}",
+        api_base=info.api_base,
+        display_name=target,
+        **settings.client_options(),
+        logit_bias=local_bias(settings, info.model_path),
+        extra_body=llama_server.lora_request(info.loras, target, server.llama.lora_scale),
+    )
+    client.adapter_version = None if target == info.model else target
+    client.tokenizer_dir = str(info.model_path)
+    return client
+
+
+def engine_fields(api_base: str, name: str, server: ServerSettings) -> dict | None:
+    """The request fields that choose `name` on the server at `api_base`: llama.cpp's `lora` for one
+    of its adapters; None for vLLM (the model name chooses) and for the base."""
+    url = api_base.removesuffix("/v1")
+    if not llama_server.is_llama(url):
+        return None
+    return llama_server.lora_request(llama_server.loaded_loras(url), name, server.llama.lora_scale)
 
 
 def hot_notice(model: str, promoted: str) -> str:

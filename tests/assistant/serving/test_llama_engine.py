@@ -1,0 +1,158 @@
+"""llama.cpp as the serving engine, with real parts: the llama-server built for this CPU at set-up,
+SmolLM2-135M's GGUF file, litellm as the client, a PEFT adapter converted by llama.cpp's own script.
+
+The agreement test compares the adapter served by llama.cpp (Q4_1 base + GGUF LoRA, activations
+quantized by llama.cpp) with PyTorch (PEFT on the dequantized float32 base): greedy tokens and the
+log-probs of those tokens, within tolerances measured on this model (see the constants).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from assistant.serving import llama_build, llama_server, models, server
+from assistant.settings import PathsSettings
+from tests.conftest import free_port, make_random_adapter
+
+PROMPTS = (
+    "<|im_start|>user\nWrite a Python function that returns the sum of a list.<|im_end|>\n<|im_start|>assistant\n",
+    "import numpy as np\nimport pandas as",
+)
+TOKENS = 12
+# The tolerances, measured here (SmolLM2, random rank-8 adapters of std 0.03 on q/v/o, 4 prompts x 12
+# tokens): |log-prob(llama.cpp) - log-prob(PyTorch)| of each token llama.cpp chose, teacher-forced,
+# was at most 0.28 nats (the base alone: 0.16); where the greedy picks differed, PyTorch's own pick led
+# by at most 0.22 nats (a near tie). SmolLM2's Q4_1 weights are the same numbers in both; the rest is
+# llama.cpp's 8-bit activation quantization. Larger random adapters (std 0.08) part by nats: the
+# perturbed model amplifies that rounding, so the test keeps adapters of the size training makes.
+LOGPROB_TOLERANCE = 0.35
+NEAR_TIE = 0.25
+ADAPTER_STD = 0.03
+
+
+def _llama_settings(test_config: Any, home: Path) -> Any:
+    section = test_config.server.model_copy(
+        update={"engine": "llama.cpp", "llama": test_config.server.llama.model_copy(update={"parallel": 2})}
+    )
+    paths = PathsSettings(data_dir=home, cache_dir=test_config.paths.cache_dir)
+    return test_config.model_copy(update={"server": section, "paths": paths})
+
+
+@pytest.fixture(scope="module")
+def llama_cfg(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Iterator[Any]:
+    cfg = _llama_settings(test_config, tmp_path_factory.mktemp("llama-home"))
+    if llama_build.installed(cfg.paths.cache_dir) is None:
+        pytest.fail("llama.cpp is not built: `make test` builds it (`cobalt engine build`)")
+    models.prepare("smollm2", cfg.paths, progress=lambda _: None)
+    yield cfg
+    server.stop(cfg.paths)
+
+
+def test_variants_follow_the_cpu_flags() -> None:
+    avx512 = {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd", "avx512_vnni"}
+    chosen = llama_build.choose_variant(avx512, "x86_64")
+    assert chosen.name == "avx512-vnni" and "-DGGML_AVX512_VNNI=ON" in chosen.flags
+    assert "-DGGML_AVX512_BF16=ON" not in chosen.flags  # never asked of a CPU without it
+    assert llama_build.choose_variant({"avx2", "fma", "f16c"}, "x86_64").name == "avx2"
+    assert llama_build.choose_variant({"sse4_2"}, "x86_64").name == "generic"
+    assert llama_build.choose_variant(avx512, "aarch64").name == "generic"
+    assert all("NATIVE=ON" not in f and "AMX" not in f.replace("AMX_", "") for f in llama_build.BASE_FLAGS)
+
+
+def test_auto_engine_is_llama_cpp_without_cuda(test_config: Any) -> None:
+    section = test_config.server.model_copy(update={"engine": "auto"})
+    assert llama_server.engine(section) == "llama.cpp"  # this machine has no GPU
+    assert llama_server.engine(section.model_copy(update={"engine": "vllm"})) == "vllm"
+
+
+def test_two_starts_at_once_make_one_server_that_answers_through_litellm(llama_cfg: Any) -> None:
+    from assistant.serving.connect import resolve_client
+
+    cfg = llama_cfg.model_copy(update={"server": llama_cfg.server.model_copy(update={"port": free_port()})})
+    found: list[server.ServerInfo] = []
+
+    def start() -> None:
+        found.append(server.ensure(cfg.server, cfg.paths, "smollm2", progress=lambda _: None))
+
+    threads = [threading.Thread(target=start) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(found) == 2 and found[0].pid == found[1].pid and found[0].engine == "llama.cpp"
+    assert server.running(cfg.paths).pid == found[0].pid
+    assert found[0].model_path.endswith("smollm2") and "--model" in found[0].argv
+    client = resolve_client(cfg.model, "smollm2", server=cfg.server, paths=cfg.paths, progress=lambda _: None)
+    reply = client.chat([{"role": "user", "content": "Write a Python function that adds two numbers."}])
+    assert reply.text.strip() and reply.completion_tokens > 0
+    assert server.served_models(found[0].api_base) == ["smollm2"]
+
+
+def _llama_greedy(api_base: str, prompt_ids: list[int], lora: dict[str, Any] | None) -> list[tuple[int, float]]:
+    """(token id, log-prob) of llama-server's greedy continuation of the token ids."""
+    import httpx
+
+    body = {"prompt": prompt_ids, "n_predict": TOKENS, "temperature": 0.0, "n_probs": 1, "cache_prompt": False}
+    body.update(lora or {})
+    response = httpx.post(api_base.removesuffix("/v1") + "/completion", json=body, timeout=120)
+    response.raise_for_status()
+    probs = response.json()["completion_probabilities"]
+    return [(int(p["id"]), float(p["logprob"])) for p in probs]
+
+
+def _disagreements(model: Any, prompt_ids: list[int], greedy: list[tuple[int, float]]) -> list[str]:
+    """Where PyTorch, teacher-forced on llama.cpp's greedy tokens, disagrees beyond the tolerances."""
+    import torch
+
+    tokens = [t for t, _ in greedy]
+    ids = torch.tensor([prompt_ids + tokens])
+    with torch.no_grad():
+        logp = model(ids).logits[0, len(prompt_ids) - 1 : -1].float().log_softmax(-1)
+    found = []
+    for i, (token, served_logp) in enumerate(greedy):
+        margin = float(logp[i].max() - logp[i][token])
+        drift = abs(float(logp[i][token]) - served_logp)
+        if margin > NEAR_TIE or drift > LOGPROB_TOLERANCE:
+            found.append(f"token {i}: PyTorch's pick leads by {margin:.2f}, log-probs differ by {drift:.2f}")
+    return found
+
+
+def test_served_adapter_agrees_with_peft_and_is_chosen_per_request(llama_cfg: Any, tmp_path: Path) -> None:
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    cfg = llama_cfg.model_copy(update={"server": llama_cfg.server.model_copy(update={"port": free_port()})})
+    base_dir = models.resolve("smollm2", cfg.paths)
+    adapters = {
+        name: make_random_adapter(base_dir, tmp_path / name, rank=8, seed=seed, std=ADAPTER_STD)
+        for name, seed in (("smol-a", 1), ("smol-b", 2))
+    }
+    info = server.ensure(cfg.server, cfg.paths, "smollm2", progress=lambda _: None)
+    for name, path in adapters.items():
+        server.load_adapter(info.api_base, name, path)  # llama.cpp: converted, then a restart with it
+    info = server.running(cfg.paths)
+    assert info is not None and info.loras == ["smol-a", "smol-b"]
+    assert server.served_models(info.api_base) == ["smollm2", "smol-a", "smol-b"]
+    with pytest.raises(server.ServerError, match="already loaded"):
+        server.load_adapter(info.api_base, "smol-a", adapters["smol-a"])
+
+    tokenizer = AutoTokenizer.from_pretrained(base_dir)
+    base = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32).eval()
+    for prompt in PROMPTS:
+        prompt_ids = tokenizer(prompt)["input_ids"]
+        served = {
+            name: _llama_greedy(info.api_base, prompt_ids, llama_server.lora_request(info.loras, name))
+            for name in ("smollm2", "smol-a", "smol-b")
+        }
+        assert len({tuple(v) for v in served.values()}) == 3  # each request got its own weights
+        for name, greedy in served.items():
+            model = base if name == "smollm2" else PeftModel.from_pretrained(base, adapters[name]).eval()
+            found = _disagreements(model, prompt_ids, greedy)
+            if name != "smollm2":
+                model.unload()  # PeftModel wraps `base` in place; take the adapter out for the next one
+            assert not found, f"{name} on {prompt[:30]!r}: " + "; ".join(found)
