@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from assistant.errors import UserError
-from assistant.serving import adapters, server
+from assistant.serving import adapters, hot_load, server
 from assistant.settings import PathsSettings
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def measure_adapter(
                 progress(f"{label}: measuring ...")
                 out[label] = _speeds(requests, info.api_base, info.model, prompts, tokens, single, concurrency)
                 if label == "base":
-                    server.load_adapter(info.api_base, "bench-hot-loaded", path)
+                    hot_load.load_adapter(info.api_base, "bench-hot-loaded", path)
                     progress("hot-loaded adapter: measuring ...")
                     out["hot_loaded"] = _speeds(
                         requests, info.api_base, "bench-hot-loaded", prompts, tokens, single, concurrency

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Callable
 
 from assistant.serving import adapters, llama_server, models
 from assistant.serving.chat import ChatClient
-from assistant.serving.server import ServerError, ServerInfo, ensure, load_adapter, running, served_models
+from assistant.serving.hot_load import load_adapter, served_models
+from assistant.serving.server import ServerError, ServerInfo, ensure, running
 from assistant.serving.token_bias import triple_quote_ban
 
 if TYPE_CHECKING:

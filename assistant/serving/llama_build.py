@@ -20,7 +20,6 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 import tarfile
 import time
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from assistant.errors import UserError
+from assistant.serving.pip_fetch import pip_download
 
 SDIST_PACKAGE = "llama-cpp-python"
 SDIST_VERSION = "0.3.36"
@@ -146,25 +146,11 @@ def _fetch_sdist(cache_dir: Path, progress: Progress) -> Path:
     if path.is_file():
         return path
     progress(f"downloading the {SDIST_PACKAGE}=={SDIST_VERSION} source distribution (about 77 MB) ...")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary=:all:",
-            "-q",
-            "-d",
-            str(sdists),
-            f"{SDIST_PACKAGE}=={SDIST_VERSION}",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0 or not path.is_file():
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise EngineBuildError(f"could not download {SDIST_PACKAGE}=={SDIST_VERSION} from the package index: {last}")
+    error = pip_download(f"{SDIST_PACKAGE}=={SDIST_VERSION}", sdists, "sdist")
+    if error is not None or not path.is_file():
+        raise EngineBuildError(
+            f"could not download {SDIST_PACKAGE}=={SDIST_VERSION} from the package index: {error or 'no sdist'}"
+        )
     return path
 
 

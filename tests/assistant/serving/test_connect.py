@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assistant.runtime import open_client
-from assistant.serving import models, server
+from assistant.serving import hot_load, models, server
 from tests.conftest import make_random_adapter
 
 PROMPT = [{"role": "user", "content": "def is_prime(n):"}]
@@ -35,13 +35,13 @@ def test_resolve_client_serves_the_promoted_adapter(tiny_server, tmp_path: Path)
     try:
         client = open_client(tiny_server.cfg, "tiny", progress=lambda _: None)
         assert client.model == "hosted_vllm/tiny-v7" and client.adapter_version == "tiny-v7"
-        assert "tiny-v7" in server.served_models(tiny_server.api_base)  # hot-loaded on demand
+        assert "tiny-v7" in hot_load.served_models(tiny_server.api_base)  # hot-loaded on demand
         assert client.chat(PROMPT, max_tokens=8).text
         base = open_client(tiny_server.cfg, "tiny", adapter="base", progress=lambda _: None)
         assert base.model == "hosted_vllm/tiny" and base.adapter_version is None
     finally:
         current.unlink()
-        server.unload_adapter(tiny_server.api_base, "tiny-v7")
+        hot_load.unload_adapter(tiny_server.api_base, "tiny-v7")
 
 
 def test_resolve_client_loads_a_registered_version_on_demand(tiny_server, tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ def test_resolve_client_loads_a_registered_version_on_demand(tiny_server, tmp_pa
     try:
         client = open_client(tiny_server.cfg, "tiny", adapter="v9", progress=lambda _: None)
         assert client.model == "hosted_vllm/tiny-v9" and client.adapter_version == "tiny-v9"
-        assert "tiny-v9" in server.served_models(tiny_server.api_base)
+        assert "tiny-v9" in hot_load.served_models(tiny_server.api_base)
         again = open_client(tiny_server.cfg, "tiny", adapter="tiny-v9", progress=lambda _: None)
         assert again.model == "hosted_vllm/tiny-v9"  # already served: reused, not loaded twice
         assert again.chat(PROMPT, max_tokens=8).text
@@ -61,7 +61,7 @@ def test_resolve_client_loads_a_registered_version_on_demand(tiny_server, tmp_pa
             with pytest.raises(server.ServerError, match="neither loaded in the server nor a registered version"):
                 open_client(tiny_server.cfg, "tiny", adapter=wrong, progress=lambda _: None)
     finally:
-        server.unload_adapter(tiny_server.api_base, "tiny-v9")
+        hot_load.unload_adapter(tiny_server.api_base, "tiny-v9")
         import shutil
 
         shutil.rmtree(registered)

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import pytest
 
 from assistant.loop import extract
-from assistant.serving import chat, models, server
+from assistant.serving import chat, models, server, vllm_args
 from assistant.serving.chat import ChatClient
 from bench.turn import metric
 from tests.conftest import free_port
@@ -124,7 +124,7 @@ def test_a_server_refusing_speculative_decoding_starts_without_it(home_config: A
 def test_the_options_can_be_switched_off(test_config: Any) -> None:
     from pathlib import Path
 
-    on, env = server.command(Path("/m"), "m", spec_on(test_config.server), 1)
+    on, env = vllm_args.command(Path("/m"), "m", spec_on(test_config.server), 1)
     assert "--speculative-config" in on and "--enable-prefix-caching" in on
     section = test_config.server.model_copy(
         update={
@@ -133,7 +133,7 @@ def test_the_options_can_be_switched_off(test_config: Any) -> None:
             "preload": [],
         }
     )
-    off, env_off = server.command(Path("/m"), "m", section, 1)
+    off, env_off = vllm_args.command(Path("/m"), "m", section, 1)
     assert "--speculative-config" not in off and "--no-enable-prefix-caching" in off
     assert server.vllm_args.variants(section) == [False]
     assert "libtcmalloc" not in env_off.get("LD_PRELOAD", "")

@@ -14,7 +14,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from assistant.serving import llama_build, llama_server, models, server
+from assistant.serving import hot_load, llama_build, llama_server, models, server
+from assistant.serving.connect import resolve_client
 from assistant.settings import PathsSettings
 from tests.conftest import free_port, make_random_adapter
 
@@ -70,8 +71,6 @@ def test_auto_engine_is_llama_cpp_without_cuda(test_config: Any) -> None:
 
 
 def test_two_starts_at_once_make_one_server_that_answers_through_litellm(llama_cfg: Any) -> None:
-    from assistant.serving.connect import resolve_client
-
     cfg = llama_cfg.model_copy(update={"server": llama_cfg.server.model_copy(update={"port": free_port()})})
     found: list[server.ServerInfo] = []
 
@@ -89,7 +88,7 @@ def test_two_starts_at_once_make_one_server_that_answers_through_litellm(llama_c
     client = resolve_client(cfg.model, "smollm2", server=cfg.server, paths=cfg.paths, progress=lambda _: None)
     reply = client.chat([{"role": "user", "content": "Write a Python function that adds two numbers."}])
     assert reply.text.strip() and reply.completion_tokens > 0
-    assert server.served_models(found[0].api_base) == ["smollm2"]
+    assert hot_load.served_models(found[0].api_base) == ["smollm2"]
 
 
 def _llama_greedy(api_base: str, prompt_ids: list[int], lora: dict[str, Any] | None) -> list[tuple[int, float]]:
@@ -134,12 +133,12 @@ def test_served_adapter_agrees_with_peft_and_is_chosen_per_request(llama_cfg: An
     }
     info = server.ensure(cfg.server, cfg.paths, "smollm2", progress=lambda _: None)
     for name, path in adapters.items():
-        server.load_adapter(info.api_base, name, path)  # llama.cpp: converted, then a restart with it
+        hot_load.load_adapter(info.api_base, name, path)  # llama.cpp: converted, then a restart with it
     info = server.running(cfg.paths)
     assert info is not None and info.loras == ["smol-a", "smol-b"]
-    assert server.served_models(info.api_base) == ["smollm2", "smol-a", "smol-b"]
+    assert hot_load.served_models(info.api_base) == ["smollm2", "smol-a", "smol-b"]
     with pytest.raises(server.ServerError, match="already loaded"):
-        server.load_adapter(info.api_base, "smol-a", adapters["smol-a"])
+        hot_load.load_adapter(info.api_base, "smol-a", adapters["smol-a"])
 
     tokenizer = AutoTokenizer.from_pretrained(base_dir)
     base = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32).eval()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.serving import models, server
+from assistant.serving import hot_load, models, server
 from tests.conftest import make_random_adapter
 
 PROMPT = [{"role": "user", "content": "def is_prime(n):"}]
@@ -27,8 +27,8 @@ def test_lora_adapter_changes_output_and_unloads(tiny_server, tmp_path: Path) ->
     adapter = make_random_adapter(base_dir, tmp_path / "adapter")
     base_text = tiny_server.chat_client(max_tokens=24).chat(PROMPT, temperature=0.0).text
 
-    server.load_adapter(tiny_server.api_base, "tiny-test-v1", adapter)
-    assert "tiny-test-v1" in server.served_models(tiny_server.api_base)
+    hot_load.load_adapter(tiny_server.api_base, "tiny-test-v1", adapter)
+    assert "tiny-test-v1" in hot_load.served_models(tiny_server.api_base)
     from assistant.serving.chat import ChatClient
 
     lora = ChatClient("hosted_vllm/tiny-test-v1", api_base=tiny_server.api_base, max_tokens=24, retries=0)
@@ -36,12 +36,12 @@ def test_lora_adapter_changes_output_and_unloads(tiny_server, tmp_path: Path) ->
     assert lora_text != base_text
 
     with pytest.raises(server.ServerError, match="already loaded"):
-        server.load_adapter(tiny_server.api_base, "tiny-test-v1", adapter)
+        hot_load.load_adapter(tiny_server.api_base, "tiny-test-v1", adapter)
 
-    server.unload_adapter(tiny_server.api_base, "tiny-test-v1")
-    assert "tiny-test-v1" not in server.served_models(tiny_server.api_base)
+    hot_load.unload_adapter(tiny_server.api_base, "tiny-test-v1")
+    assert "tiny-test-v1" not in hot_load.served_models(tiny_server.api_base)
     with pytest.raises(server.ServerError):
-        server.unload_adapter(tiny_server.api_base, "tiny-test-v1")
+        hot_load.unload_adapter(tiny_server.api_base, "tiny-test-v1")
 
 
 def test_unreachable_server_is_one_sentence() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from assistant.serving import server
+from assistant.serving import vllm_args
 from assistant.settings import ServerSettings
 
 
@@ -22,7 +22,7 @@ def _parsed(argv: list[str]):
 
 def test_parallel_sizes_and_max_loras_reach_vllm() -> None:
     settings = ServerSettings(tensor_parallel_size=2, data_parallel_size=3, max_loras=5)
-    argv, _env = server.command(Path("/models/tiny"), "tiny", settings, 8123)
+    argv, _env = vllm_args.command(Path("/models/tiny"), "tiny", settings, 8123)
     assert argv[argv.index("--tensor-parallel-size") + 1] == "2"
     assert argv[argv.index("--data-parallel-size") + 1] == "3"
     args = _parsed(argv)
@@ -31,7 +31,7 @@ def test_parallel_sizes_and_max_loras_reach_vllm() -> None:
 
 
 def test_one_gpu_one_replica_leaves_the_flags_off() -> None:
-    argv, _env = server.command(Path("/models/tiny"), "tiny", ServerSettings(), 8123)
+    argv, _env = vllm_args.command(Path("/models/tiny"), "tiny", ServerSettings(), 8123)
     assert "--tensor-parallel-size" not in argv and "--data-parallel-size" not in argv
     args = _parsed(argv)
     assert (args.tensor_parallel_size, args.data_parallel_size, args.max_loras) == (1, 1, 4)

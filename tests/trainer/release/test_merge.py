@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from assistant.runtime import open_client
-from assistant.serving import models, server
+from assistant.serving import hot_load, models, server
 from tests.conftest import free_port, make_random_adapter
 from trainer.release.merge import merged_dir
 from trainer.release.registry import Registry, merge_into_base
@@ -58,18 +58,18 @@ def test_the_next_server_start_serves_the_merged_adapter(home_config: Any, tmp_p
     info = server.running(settings.paths)
     try:
         assert info is not None and info.merged == item.name == client.adapter_version
-        assert server.served_models(info.api_base) == [item.name]
+        assert hot_load.served_models(info.api_base) == [item.name]
         merged_text = client.chat(PROMPT, temperature=0.0, max_tokens=12).text
-        server.load_adapter(tiny_server.api_base, "merge-test-v1", item.path)  # the same adapter, hot-loaded
+        hot_load.load_adapter(tiny_server.api_base, "merge-test-v1", item.path)  # the same adapter, hot-loaded
         hot = tiny_server.chat_client(max_tokens=12)
         hot.model = "hosted_vllm/merge-test-v1"
         assert merged_text == hot.chat(PROMPT, temperature=0.0).text
         same = open_client(settings, "tiny", adapter=f"v{item.version}", progress=lambda _: None)
         assert same.model == f"hosted_vllm/{item.name}" and same.adapter_version == item.name
-        assert server.served_models(info.api_base) == [item.name]  # the merged one, nothing hot-loaded
+        assert hot_load.served_models(info.api_base) == [item.name]  # the merged one, nothing hot-loaded
         with pytest.raises(server.ServerError, match="merged into tiny"):
             open_client(settings, "tiny", adapter="base")
     finally:
         server.stop(settings.paths)
-        server.unload_adapter(tiny_server.api_base, "merge-test-v1")
+        hot_load.unload_adapter(tiny_server.api_base, "merge-test-v1")
     assert json.loads((settings.paths.data_dir / "adapters" / "current.json").read_text())["tiny"]["name"] == item.name

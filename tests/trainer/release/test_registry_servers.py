@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.serving import connect, models, server
+from assistant.serving import connect, hot_load, models, server
 from assistant.settings import PathsSettings
 from tests.conftest import free_port, make_random_adapter
 from trainer.release.registry import Registry
@@ -55,7 +55,7 @@ def test_two_servers_each_hot_load_the_promoted_version(tmp_path: Path, test_con
                 assert client.display_name == name and client.api_base == api_base
                 # the client says it is not talking to the bare model it was started with
                 assert connect.hot_notice("tiny", name) in said
-                assert name in server.served_models(api_base)
+                assert name in hot_load.served_models(api_base)
                 reply = client.chat([{"role": "user", "content": "Say hi."}], temperature=0.0, max_tokens=4)
                 assert reply.completion_tokens > 0
     finally:

@@ -20,7 +20,7 @@ import yaml
 from assistant.cli import main
 from assistant.loop.recorder import record
 from assistant.loop.session import Session
-from assistant.serving import models, server
+from assistant.serving import hot_load, models, server
 from assistant.serving.adapters import read_current
 from assistant.settings_loader import load_settings
 from assistant.store.trajectory_db import Store
@@ -58,9 +58,9 @@ def home(cobalt_home: Path, tmp_path: Path, sandbox, tiny_server) -> dict:
     )
     registry.promote(v1.version, "seeded by the test")
     yield {"config": str(config), "cfg": cfg, "api": tiny_server.api_base, "registry": registry}
-    for name in server.served_models(tiny_server.api_base):
+    for name in hot_load.served_models(tiny_server.api_base):
         if name.startswith("tiny-v"):
-            server.unload_adapter(tiny_server.api_base, name)
+            hot_load.unload_adapter(tiny_server.api_base, name)
 
 
 def _retrain(home: dict, *extra: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict, str]:
@@ -104,7 +104,7 @@ def test_retrain_end_to_end_with_a_failed_gate_resumed(home: dict, capsys: pytes
     assert gate["promote"] and gate["reason"].startswith("shown not worse"), gate["reason"]
     current = read_current(registry.root)["tiny"]
     assert current["version"] == 2 and current["previous"] == 1 and "retrain" in current["reason"]
-    assert steps["hotload"]["loaded"] == "tiny-v2" and "tiny-v2" in server.served_models(home["api"])
+    assert steps["hotload"]["loaded"] == "tiny-v2" and "tiny-v2" in hot_load.served_models(home["api"])
     report = Path(result["report"]["markdown"]).read_text()
     assert "## Gate" in report and "## Decision" in report and "train_prompts" in report
     assert not (run_dir / "training" / "checkpoints").exists()  # cleaned once finished
@@ -185,7 +185,7 @@ def test_a_merged_gate_serves_each_adapter_merged_by_a_server_of_its_own(
         assert (item.path / "merged" / "config.json").is_file()
         assert f"starting vLLM on {name}" in err and list((data / "servers" / name).glob("server-*.log"))
         assert not (data / "servers" / name / "server.json").exists()  # stopped after its turn
-    assert "tiny-v2" in server.served_models(home["api"])  # promoted: the running base server serves it
+    assert "tiny-v2" in hot_load.served_models(home["api"])  # promoted: the running base server serves it
     assert server.running(home["cfg"].paths) is None or server.running(home["cfg"].paths).merged is None
 
 
@@ -212,13 +212,13 @@ def test_adapters_gate_judges_a_hand_trained_version_and_promotes_only_when_aske
     assert [c["reference"] for c in gate["comparisons"]] == ["base", "current"] * 3 and gate["promote"]
     assert result["promote"] == {"promoted": False}
     assert read_current(registry.root)["tiny"]["version"] == 1  # judged, not promoted
-    assert not {"tiny-v1", "tiny-v2"} & set(server.served_models(home["api"]))  # loaded for the gate only
+    assert not {"tiny-v1", "tiny-v2"} & set(hot_load.served_models(home["api"]))  # loaded for the gate only
 
     code, result, err = _gate(home, "2", "--promote", capsys=capsys)
     assert code == 0 and result["promote"]["promoted"], err
     current = read_current(registry.root)["tiny"]
     assert current["version"] == 2 and current["reason"].startswith("adapters gate: shown not worse")
-    assert "tiny-v2" in server.served_models(home["api"])
+    assert "tiny-v2" in hot_load.served_models(home["api"])
 
     code, result, err = _gate(home, "9", capsys=capsys)
     assert (

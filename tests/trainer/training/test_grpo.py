@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.serving import server
+from assistant.serving import hot_load
 from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, sum_problem
 from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
 from trainer.release.registry import Registry
@@ -44,9 +44,9 @@ def test_grpo_steps_save_register_and_hot_load(tmp_path: Path, sandbox, tiny_ser
     item = registry.register(result.adapter, meta)
     registry.promote(item.version, "integration test")
     assert item.name == "tiny-v1" and registry.current("tiny").version == 1
-    server.load_adapter(tiny_server.api_base, item.name, item.path)
+    hot_load.load_adapter(tiny_server.api_base, item.name, item.path)
     try:
-        assert item.name in server.served_models(tiny_server.api_base)
+        assert item.name in hot_load.served_models(tiny_server.api_base)
         client = tiny_server.chat_client()
         client.model = f"hosted_vllm/{item.name}"
         reply = client.chat(
@@ -54,7 +54,7 @@ def test_grpo_steps_save_register_and_hot_load(tmp_path: Path, sandbox, tiny_ser
         )
         assert reply.completion_tokens > 0
     finally:
-        server.unload_adapter(tiny_server.api_base, item.name)
+        hot_load.unload_adapter(tiny_server.api_base, item.name)
 
 
 def test_a_greedy_anchored_run_decodes_one_greedy_completion_per_prompt(
