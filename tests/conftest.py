@@ -17,6 +17,10 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The server tests that do not name an engine serve the tiny random model, which has no GGUF file:
+# they run on vLLM. The llama.cpp engine's tests choose it explicitly (test_llama_engine.py,
+# test_gate_llama.py), on SmolLM2's GGUF.
+os.environ.setdefault("COBALT__SERVER__ENGINE", "vllm")
 # Tests move COBALT_HOME around; the model cache stays the one `make test` prepared.
 os.environ.setdefault(
     "COBALT_CACHE",
@@ -77,7 +81,7 @@ def test_config() -> Any:
 
     return load_settings(
         overrides={
-            "server": dict(cpu_kvcache_space_gb=1, max_model_len=2048, max_lora_rank=16, max_loras=2),
+            "server": dict(engine="vllm", cpu_kvcache_space_gb=1, max_model_len=2048, max_lora_rank=16, max_loras=2),
             "model": dict(timeout_s=120, retries=1, max_tokens=64),
         }
     )

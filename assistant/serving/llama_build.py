@@ -5,7 +5,7 @@ only registry these machines reach); it also carries `convert_lora_to_gguf.py` a
 which turn a PEFT adapter into a GGUF LoRA (`assistant.serving.llama_lora`).
 
 CPU features are chosen per machine, never with `-DGGML_NATIVE=ON`: on a CPU with AMX that
-build crashed at its first computation (DESIGN.md section 6). The instruction sets this CPU
+build crashed at its first computation (docs/serving.md). The instruction sets this CPU
 reports (/proc/cpuinfo) pick one of a few explicit variants (`avx512`, `avx2`, `generic`); each
 variant is built once into `<cache>/llama.cpp/<version>-<variant>/` and completed by a marker
 file, so the second `make` skips it and a machine of another kind builds its own. The work

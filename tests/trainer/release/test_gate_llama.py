@@ -21,8 +21,9 @@ pytestmark = [pytest.mark.docker, pytest.mark.server, pytest.mark.slow]
 
 
 def test_the_gate_runs_on_llama_cpp_with_two_adapters_loaded(
-    cobalt_home: Path, tmp_path: Path, sandbox, capsys: pytest.CaptureFixture[str]
+    cobalt_home: Path, tmp_path: Path, sandbox, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COBALT__SERVER__ENGINE", "llama.cpp")
     config = tmp_path / "cobalt.yaml"
     port = free_port()
     config.write_text(
