@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.console import action_parsers, add_action
 from assistant.errors import UserError
-from assistant.serving import server
+from assistant.serving import hot_load, server
 from assistant.serving.adapters import read_current, served_base_name
 from trainer.cli.train_options import add_profile, progress
 from trainer.release.adapter_export import describe_import, export_adapter, import_adapter
@@ -82,8 +82,8 @@ def _hotload(paths: PathsSettings, item: Any) -> str:
         return ""
     if info.merged:
         return f"; the server serves {info.merged} merged: restart it (`cobalt serve --stop`) to serve this one"
-    if item.name not in server.served_models(info.api_base):
-        server.load_adapter(info.api_base, item.name, item.path)
+    if item.name not in hot_load.served_models(info.api_base):
+        hot_load.load_adapter(info.api_base, item.name, item.path)
     return f"; loaded into the server at {info.api_base}"
 
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 from assistant import runtime
 from assistant.errors import UserError
-from assistant.serving import models, server
+from assistant.serving import hot_load, models, server
 from assistant.serving.adapters import served_base_name
 from assistant.serving.chat import ChatClient
 from assistant.settings import Settings
@@ -100,7 +100,7 @@ class Retrain:
             keep = {decision["candidate"]} if promoted["promoted"] else set()
             if api_base is not None:
                 for name in set(decision["loaded"]) - keep:
-                    server.unload_adapter(api_base, name)
+                    hot_load.unload_adapter(api_base, name)
                 if promoted["promoted"]:  # a merged gate loaded nothing: the running server gets it now
                     self._ensure_loaded(api_base, decision["candidate"], self.registry.get(version).path)
             return {"gate": decision, "promote": promoted}
@@ -250,7 +250,7 @@ class Retrain:
     def _server(self) -> tuple[str, str]:
         """(api_base, served base name) of the server the gate and hot-loading use."""
         if self.api_base:
-            names = server.served_models(self.api_base)
+            names = hot_load.served_models(self.api_base)
             base = served_base_name(self.model)
             if base not in names:
                 raise UserError(f"the server at {self.api_base} serves {', '.join(names)}, not {base}")
@@ -278,9 +278,9 @@ class Retrain:
 
     def _ensure_loaded(self, api_base: str, name: str, path: Path) -> bool:
         """Load adapter `name` unless the server has it; True when it was loaded now."""
-        if name in server.served_models(api_base):
+        if name in hot_load.served_models(api_base):
             return False
-        server.load_adapter(api_base, name, path)
+        hot_load.load_adapter(api_base, name, path)
         return True
 
     def _adapter_arm(self, label: str, api_base: str, item: AdapterVersion, loaded: list[str]) -> gate.Arm:
@@ -376,10 +376,10 @@ class Retrain:
                 "loaded": None,
                 "note": "no server is running; the assistant loads the current adapter when it starts",
             }
-        loaded = candidate.name in server.served_models(api_base)
+        loaded = candidate.name in hot_load.served_models(api_base)
         if not run.steps["promote"].get("promoted"):
             if loaded:  # loaded for the gate only
-                server.unload_adapter(api_base, candidate.name)
+                hot_load.unload_adapter(api_base, candidate.name)
             return {"loaded": None}
         self._ensure_loaded(api_base, candidate.name, candidate.path)
         self.progress(f"serving {candidate.name} at {api_base}")
@@ -391,9 +391,9 @@ class Retrain:
         previous = (self.registry.current_entry(self.model) or {}).get("previous")
         keep = {candidate.name} | ({self.registry.get(previous).name} if previous else set())
         prefix = f"{served_base_name(self.model)}-v"
-        gone = [n for n in server.served_models(api_base) if n.startswith(prefix) and n not in keep]
+        gone = [n for n in hot_load.served_models(api_base) if n.startswith(prefix) and n not in keep]
         for name in gone:
-            server.unload_adapter(api_base, name)
+            hot_load.unload_adapter(api_base, name)
         return gone
 
     def _cleanup(self, run: Run) -> None:

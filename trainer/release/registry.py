@@ -23,7 +23,7 @@ from typing import Any, Callable
 from filelock import FileLock
 
 from assistant.errors import UserError
-from assistant.serving import models
+from assistant.serving import llama_server, models
 from assistant.serving.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
 from assistant.settings import PathsSettings, Settings
 from assistant.store import atomic
@@ -232,9 +232,10 @@ class Registry:
 def merge_into_base(
     settings: Settings, progress: Callable[[str], None] = print
 ) -> Callable[[AdapterVersion], Any] | None:
-    """The `merge` step of `Registry.promote` when `server.serve_merged` is on, else None. A
-    merge that fails is reported and skipped: the adapter is then served hot-loaded."""
-    if not settings.server.serve_merged:
+    """The `merge` step of `Registry.promote` when `server.serve_merged` is on and the engine is vLLM,
+    else None (llama.cpp serves the adapter as a GGUF LoRA on the quantized base, never a merged
+    checkpoint). A merge that fails is reported and skipped: the adapter is then served hot-loaded."""
+    if not settings.server.serve_merged or llama_server.engine(settings.server) != "vllm":
         return None
 
     def merge(item: AdapterVersion) -> None:
