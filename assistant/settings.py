@@ -27,6 +27,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 from assistant.config_files import prompt_catalog
 from assistant.debug.search_settings import SearchSettings
 from assistant.loop.repetition import RepeatStop
+from assistant.serving.llama_settings import LlamaSettings
 from sandbox.sandbox_settings import SandboxSettings, Section
 
 ENV_PREFIX = "COBALT__"
@@ -86,20 +87,6 @@ class SpeculativeSettings(Section):
     num_speculative_tokens: int = Field(4, ge=1, description="Tokens proposed per step.")
     prompt_lookup_max: int = Field(4, ge=1, description="Longest n-gram matched in the context.")
     prompt_lookup_min: int = Field(2, ge=1, description="Shortest n-gram matched in the context.")
-
-
-class LlamaSettings(Section):
-    """llama.cpp's server (`llama-server`), the CPU engine (assistant/serving/llama_server.py)."""
-
-    threads: int | None = Field(None, ge=1, description="Threads for decoding and prefill (null: every core).")
-    parallel: int = Field(
-        4, ge=1, description="Parallel slots: requests decoded together (eval/collect concurrency), each max_model_len."
-    )
-    batch_size: int = Field(512, ge=1, description="Prompt tokens processed per batch (llama-server -b/-ub).")
-    cache_reuse: int = Field(
-        256, ge=0, description="Smallest chunk of a cached prompt reused by shifting (--cache-reuse; 0: off)."
-    )
-    lora_scale: float = Field(1.0, description="Scale of an adapter chosen by a request (the request's `lora` field).")
 
 
 class ServerSettings(Section):
