@@ -4,23 +4,19 @@
 - `Runner`: runs one program against tests (`sandbox.Sandbox`);
 - `BatchRunner`: runs many programs at once (`sandbox.Sandbox.run_many`), for the reward,
   perturbed contexts and rollouts;
-- `Rule`: the numbers of a deterministic problem split (`assistant.settings.SplitSection`);
-- `EventSink`: a subscriber of a session's events (`assistant.loop.session.Event`): the CLI
-  printer, the TUI, the collection meter, the store's recorder.
+- `Rule`: the numbers of a deterministic problem split (`assistant.settings.SplitSection`).
 
-Protocols only: nothing here runs, stores or builds anything.
+Protocols only: nothing here runs, stores or builds anything, and nothing here imports more
+than the shapes they pass (`assistant.messages.shapes`, `sandbox.api`). A session's subscriber
+(`EventSink`) lives beside its events in `assistant.loop.session`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import Any, Callable, Protocol
 
-from assistant.serving.chat import ChatResult
-from assistant.store.trajectory import Message
+from assistant.messages.shapes import ChatResult, Message
 from sandbox.api import Job, RunResult, TestCase
-
-if TYPE_CHECKING:
-    from assistant.loop.session import Event
 
 
 class ChatModel(Protocol):
@@ -51,9 +47,3 @@ class Rule(Protocol):
     split_seed: int
     test_share: float
     val_share_of_train: float
-
-
-class EventSink(Protocol):
-    """Called synchronously, from the thread that runs the loop, with every event."""
-
-    def __call__(self, event: Event) -> None: ...

@@ -26,7 +26,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 
 from assistant.config_files import prompt_catalog
 from assistant.debug.search_settings import SearchSettings
-from assistant.loop.repetition import RepeatStop
+from assistant.messages.repetition import RepeatStop
 from assistant.serving.llama_settings import LlamaSettings
 from sandbox.sandbox_settings import SandboxSettings, Section
 

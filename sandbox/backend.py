@@ -38,7 +38,8 @@ from sandbox.engine import (
 )
 from sandbox.image import require_image
 from sandbox.pool import Pool, run_job, start_warm
-from sandbox.protocol import Prepared, assemble, error_tests
+from sandbox.prepared import Prepared
+from sandbox.protocol import assemble, error_tests
 from sandbox.transport import Transport
 
 

@@ -11,12 +11,8 @@ passes only when its `Check` accepts the plain value the harness sent; the harne
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sandbox.api import TAMPERED_DETAIL, TestCase, TestResult
-
-if TYPE_CHECKING:
-    from sandbox.protocol import Prepared
+from sandbox.prepared import Prepared
 
 NO_VALUE = "the returned value cannot be compared: no value came back"
 
@@ -37,7 +33,7 @@ def error_tests(tests: list[TestCase], kind: str, detail: str, stderr: str = "")
     ]
 
 
-def _test_result(job: "Prepared", case: TestCase, obj: dict) -> TestResult:
+def _test_result(job: Prepared, case: TestCase, obj: dict) -> TestResult:
     result = TestResult(
         status=obj["status"],
         stdout=obj.get("stdout") or "",
@@ -58,7 +54,7 @@ def _test_result(job: "Prepared", case: TestCase, obj: dict) -> TestResult:
     return result
 
 
-def _judge_function(job: "Prepared", index: int, result: TestResult, obj: dict) -> None:
+def _judge_function(job: Prepared, index: int, result: TestResult, obj: dict) -> None:
     """Apply the host's verdict to a function test's result, in place."""
     check = job.checks[index] if index < len(job.checks) else None
     if check is None:
@@ -75,7 +71,7 @@ def _judge_function(job: "Prepared", index: int, result: TestResult, obj: dict) 
     result.stderr = check.restore_line(result.stderr)
 
 
-def grade(job: "Prepared", lines: list[dict], done: bool) -> tuple[list[TestResult], bool, list[str]]:
+def grade(job: Prepared, lines: list[dict], done: bool) -> tuple[list[TestResult], bool, list[str]]:
     """(results of the real tests, tampered, extra flags) from the harness lines."""
     if job.kind == "pytest":
         return _grade_pytest(job, lines, done)
@@ -105,7 +101,7 @@ def grade(job: "Prepared", lines: list[dict], done: bool) -> tuple[list[TestResu
     return _mark(done_tests, tampered), tampered, []
 
 
-def _grade_pytest(job: "Prepared", lines: list[dict], done: bool) -> tuple[list[TestResult], bool, list[str]]:
+def _grade_pytest(job: Prepared, lines: list[dict], done: bool) -> tuple[list[TestResult], bool, list[str]]:
     canary, tests, tampered, seen = job.pytest_canary, [], False, False
     for obj in lines:
         if canary is not None and canary.owns(obj.get("name")):

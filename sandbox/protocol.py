@@ -25,33 +25,16 @@ import struct
 import tarfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sandbox.api import KINDS, Limits, Project, RunResult, SandboxError, TestCase
-from sandbox.canary import SKIP_DIRS, PytestCanary, function_canary, pytest_canary, stdio_canary
-from sandbox.checks import Check, value_check
+from sandbox.canary import SKIP_DIRS, function_canary, pytest_canary, stdio_canary
+from sandbox.checks import value_check
 from sandbox.flags import scan
 from sandbox.grading import error_tests, grade
+from sandbox.prepared import Prepared
 
 RECYCLE_STATUSES = {"timeout", "output_limit"}
-
-
-@dataclass
-class Prepared:
-    """A validated job, ready to send. `slots` maps each test the payload carries, in order,
-    to its index in `tests`, or -1 for a hidden canary (sandbox/canary.py); `checks` holds a
-    function test's `Check` when its expected value stays here (sandbox/checks.py)."""
-
-    kind: str
-    tests: list[TestCase]
-    limits: Limits
-    payload: bytes
-    deadline_s: float
-    result: RunResult | None = None  # set when the job needs no sandbox (e.g. not UTF-8)
-    slots: list[int] = field(default_factory=list)
-    checks: list[Check | None] = field(default_factory=list)
-    pytest_canary: PytestCanary | None = None
-    flags: list[str] = field(default_factory=list)
 
 
 def frame(obj: dict) -> bytes:

@@ -25,7 +25,8 @@ from typing import Any
 from sandbox.api import Limits, RunResult, SandboxError
 from sandbox.backend import DockerBackend
 from sandbox.engine import Retry
-from sandbox.protocol import Prepared, error_tests
+from sandbox.prepared import Prepared
+from sandbox.protocol import error_tests
 from sandbox.transport import make_transport
 
 

@@ -33,9 +33,9 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(name: str) -> tuple[set[str], set[str]]:
-    """(imported at the top, imported inside a function) of our modules, TYPE_CHECKING aside;
-    importing `a.b.c` also imports the packages `a` and `a.b`."""
+def _imports(name: str, typing_too: bool = False) -> tuple[set[str], set[str]]:
+    """(imported at the top, imported inside a function) of our modules, TYPE_CHECKING aside
+    unless `typing_too`; importing `a.b.c` also imports the packages `a` and `a.b`."""
     tree = ast.parse(MODULES[name].read_text())
     top: set[str] = set()
     lazy: set[str] = set()
@@ -51,7 +51,7 @@ def _imports(name: str) -> tuple[set[str], set[str]]:
 
     def walk(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test) and not typing_too:
                 continue
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 for target in targets(child):
@@ -73,6 +73,73 @@ def _imports(name: str) -> tuple[set[str], set[str]]:
 
 
 IMPORTS = {name: _imports(name) for name in MODULES}
+TYPED_IMPORTS = {name: _imports(name, typing_too=True) for name in MODULES}
+
+# The order inside a package, lowest first: a module imports only its own group or lower ones.
+# A group is a module or a package prefix; `*_settings` modules are settings sections owned by
+# their package and ranked with the settings they compose.
+INNER_ORDER = {
+    "assistant": [
+        ("assistant", "assistant.errors", "assistant.console"),
+        ("assistant.config_files",),
+        ("assistant.messages",),
+        ("assistant.settings", "assistant.settings_loader", "*_settings"),
+        ("assistant.interfaces",),
+        ("assistant.problems",),
+        ("assistant.store",),
+        ("assistant.serving",),
+        ("assistant.loop",),
+        ("assistant.debug",),
+        ("assistant.runtime",),
+        ("assistant.tui",),
+        ("assistant.cli",),
+    ],
+    "sandbox": [
+        ("sandbox.pyast", "sandbox.harness", "sandbox.api"),
+        ("sandbox.checks", "sandbox.flags"),
+        ("sandbox.canary",),
+        ("sandbox.prepared",),
+        ("sandbox.grading",),
+        ("sandbox.protocol",),
+        ("sandbox.image", "sandbox.sandbox_settings"),
+        ("sandbox.engine",),
+        ("sandbox.transport",),
+        ("sandbox.pool",),
+        ("sandbox.backend",),
+        ("sandbox.ray_backend",),
+        ("sandbox.core",),
+        ("sandbox",),  # the package's face: re-exports Sandbox and the API
+    ],
+}
+
+
+def _rank(name: str) -> int:
+    """The group of `name` in its package's INNER_ORDER (the longest matching prefix wins)."""
+    best, rank = -1, -1
+    for i, group in enumerate(INNER_ORDER[name.split(".")[0]]):
+        for prefix in group:
+            if prefix == "*_settings" and name.rsplit(".", 1)[-1].endswith("_settings"):
+                return i
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), i
+    assert rank >= 0, f"{name} has no place in INNER_ORDER"
+    return rank
+
+
+def upward_imports(package: str) -> list[tuple[str, str]]:
+    """(importer, imported) pairs inside `package` that point up its INNER_ORDER, type-only
+    imports included; a package passed through on the way to a module counts only when its
+    `__init__` imports something of ours."""
+    pairs = []
+    for name, (top, lazy) in TYPED_IMPORTS.items():
+        if name.split(".")[0] != package:
+            continue
+        found = top | lazy
+        for target in found:
+            through = any(t.startswith(target + ".") for t in found) and not any(TYPED_IMPORTS[target])
+            if target.split(".")[0] == package and not through and _rank(target) > _rank(name):
+                pairs.append((name, target))
+    return sorted(pairs)
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -105,9 +172,20 @@ def test_the_layers_point_down_only() -> None:
         assert not above, f"{name} imports a higher layer: {sorted(above)}"
 
 
-def test_no_import_cycle_among_our_modules() -> None:
-    graph = {name: top | lazy for name, (top, lazy) in IMPORTS.items()}
+def test_no_import_cycle_among_our_modules_even_through_type_only_imports() -> None:
+    graph = {name: top | lazy for name, (top, lazy) in TYPED_IMPORTS.items()}
     assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+@pytest.mark.parametrize("package", sorted(INNER_ORDER))
+def test_inside_a_package_imports_point_down_its_order(package: str) -> None:
+    assert upward_imports(package) == []
+
+
+def test_the_order_check_sees_an_upward_import() -> None:
+    assert _rank("assistant.serving.chat") > _rank("assistant.messages.shapes")
+    assert _rank("assistant.debug.search_settings") == _rank("assistant.settings")
+    assert _rank("sandbox.protocol") > _rank("sandbox.grading")
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

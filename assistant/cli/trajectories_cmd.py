@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.console import action_parsers, add_action, positive_int
 from assistant.errors import UserError
+from assistant.loop import jsonl_export
 from assistant.runtime import open_store
-from assistant.store import jsonl_export
 from assistant.store.stats import stats
 from assistant.store.trajectory import SOURCES, STATUSES, SessionRecord
 from assistant.store.trajectory_db import StoreError

@@ -13,7 +13,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from assistant.debug.localize import spans
-from assistant.loop import extract
+from assistant.messages import extract
 from sandbox import pyast
 
 FUNCTIONS, SEARCH_REPLACE = "functions", "search_replace"

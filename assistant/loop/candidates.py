@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from assistant.interfaces import ChatModel, Message
-from assistant.serving.chat import ChatResult, LLMError
+from assistant.messages.shapes import ChatResult, LLMError
 from assistant.settings import LoopSettings
 from sandbox.api import RunResult
 

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.config_files import PROMPTS_YAML, PromptError, prompt_catalog
-from assistant.loop.extract import after_thinking
+from assistant.messages.extract import after_thinking
+from assistant.messages.shapes import Message
 from assistant.problems.schema import Problem
 from assistant.settings import DEFAULT_ANSWER_FORMAT, DEFAULT_FEEDBACK_WORDING, LoopSettings
-from assistant.store.trajectory import Message, Turn
+from assistant.store.trajectory import Turn
 
 MARKER = "Here is the execution feedback:"
 

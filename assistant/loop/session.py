@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from assistant.interfaces import ChatModel, EventSink, Runner
-from assistant.loop import candidates, extract, feedback, prompts
+from assistant.interfaces import ChatModel, Runner
+from assistant.loop import candidates, feedback, prompts
 from assistant.loop.sanitize import graded_program
+from assistant.messages import extract
+from assistant.messages.shapes import ChatResult, LLMError
 from assistant.problems.schema import Problem
-from assistant.serving.chat import ChatResult, LLMError
 from assistant.settings import LoopSettings
 from assistant.store.trajectory import (
     ERROR,
@@ -84,6 +85,13 @@ class SessionEnded:
 
 
 Event = TurnStarted | TokenStreamed | ProgramExtracted | TurnFinished | SessionEnded
+
+
+class EventSink(Protocol):
+    """A subscriber of a session's events (the CLI printer, the TUI, the collection meter,
+    the store's recorder), called synchronously from the thread that runs the loop."""
+
+    def __call__(self, event: Event) -> None: ...
 
 
 def run_public_and_hidden(

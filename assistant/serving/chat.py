@@ -10,7 +10,7 @@ as the reply's python block is closed (`extract.answer_end`): the reply keeps th
 and including the closing fence, `finish_reason` is "fence", and closing the connection
 makes vLLM abort the request. A stop string cannot do this: "```" both opens and closes.
 With `repeat_stop` (model.stop_on_repetition) a streamed reply whose tail falls into a loop
-(`assistant.loop.repetition`) is ended the same way, with `finish_reason` "repetition".
+(`assistant.messages.repetition`) is ended the same way, with `finish_reason` "repetition".
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ from __future__ import annotations
 import functools
 import os
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from assistant.errors import UserError
-from assistant.loop.extract import answer_end
-from assistant.loop.repetition import RepeatStop
+from assistant.messages.extract import answer_end
+from assistant.messages.repetition import RepeatStop
+from assistant.messages.shapes import ChatResult, LLMError, Message
 
-Messages = list[dict[str, str]]
+Messages = list[Message]
 TokenCallback = Callable[[str], None]
 
 
@@ -38,24 +37,6 @@ def _litellm() -> Any:
     litellm.suppress_debug_info = True
     litellm.drop_params = True
     return litellm
-
-
-class LLMError(UserError):
-    """The model could not answer (unreachable, timed out, refused) after all retries."""
-
-
-@dataclass
-class ChatResult:
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    finish_reason: str | None = None
-    first_token_s: float | None = None  # time to the first streamed token
-
-    @property
-    def tokens_per_s(self) -> float:
-        return self.completion_tokens / self.latency_s if self.latency_s > 0 else 0.0
 
 
 def figures(tokens: int, elapsed_s: float) -> str:

@@ -9,10 +9,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistant.messages.shapes import Message
 from assistant.problems.schema import Problem
 from sandbox.api import RunResult
-
-Message = dict[str, str]
 
 # Session statuses. `passed`: every public test passed (hidden results are stored per turn);
 # `unsolved`: the turn budget ran out; errors end a session early, keeping finished turns.

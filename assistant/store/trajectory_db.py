@@ -6,7 +6,7 @@ in MIGRATIONS when the store opens. Every write is its own `BEGIN IMMEDIATE` tra
 so a crash loses at most the turn in flight and several processes may write at once
 (each waits for the others through `busy_timeout`). One Store may be shared by threads.
 
-Export/import of JSONL lives in `assistant.store.jsonl_export`; solve-rate statistics here.
+Export/import of JSONL lives in `assistant.loop.jsonl_export`; solve-rate statistics here.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.loop import feedback, prompts
-from assistant.loop.extract import fence
+from assistant.messages.extract import fence
 from assistant.problems.schema import Problem
 from assistant.serving.chat import ChatClient
 from assistant.store.trajectory import SessionRecord, Turn

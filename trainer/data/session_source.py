@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from assistant.loop.jsonl_export import read_jsonl
 from assistant.problems.schema import Problem
-from assistant.store.jsonl_export import read_jsonl
 from assistant.store.trajectory import SessionRecord
 from assistant.store.trajectory_db import Store
 

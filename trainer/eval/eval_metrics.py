@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from assistant.loop.extract import same_code
+from assistant.messages.extract import same_code
 from assistant.store.trajectory import Turn
 from trainer.data.perturb import Swap
 

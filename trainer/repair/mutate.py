@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterator
 
-from assistant.loop.extract import normalise
+from assistant.messages.extract import normalise
 from sandbox import pyast
 
 KINDS = ("compare", "arith", "constant", "bound", "boolop", "drop", "return")

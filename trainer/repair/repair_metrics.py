@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from assistant.loop.extract import same_code
+from assistant.messages.extract import same_code
 from assistant.store.trajectory import Turn
 
 FLAGS = ("fixed", "progress", "ran", "no_code", "unchanged")

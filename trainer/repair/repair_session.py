@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from assistant.loop import extract
 from assistant.loop.session import Session, TurnStarted
-from assistant.store.trajectory import Message, Turn
+from assistant.messages import extract
+from assistant.messages.shapes import Message
+from assistant.store.trajectory import Turn
 
 FeedbackTurn = Callable[[str], str]
 

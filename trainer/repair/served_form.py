@@ -27,7 +27,7 @@ import io
 import re
 import tokenize
 
-from assistant.loop.extract import fence
+from assistant.messages.extract import fence
 from sandbox import pyast
 
 RENDERS = ("served", "canonical")

@@ -1,5 +1,5 @@
 """The fence stop for transformers generation (GRPO completions, rollouts): the same rule as
-serving (`assistant.loop.extract.answer_end`), so a training completion ends where a served reply
+serving (`assistant.messages.extract.answer_end`), so a training completion ends where a served reply
 ends, at the closing fence of its python block.
 
 `FenceStop` is a `StoppingCriteria`; `stop_generation_at_fence(model, tokenizer)` makes a
@@ -7,7 +7,7 @@ model's `generate` use it (TRL's GRPOTrainer calls `generate` with a GenerationC
 and GenerationConfig's `stop_strings` would also stop at an *opening* fence and needs a
 tokenizer TRL does not pass). Positions after a stopped row become EOS, so TRL's completion
 mask ends there, as the server's reply does. With a `RepeatStop` a row whose tail has fallen
-into a loop (`assistant.loop.repetition`, as served replies: model.stop_on_repetition) stops too,
+into a loop (`assistant.messages.repetition`, as served replies: model.stop_on_repetition) stops too,
 so one looping row does not keep a whole batch generating to max_completion_length; the
 reward still scores it malformed. This module does not score or train.
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from assistant.loop.extract import answer_end
-from assistant.loop.repetition import RepeatStop
+from assistant.messages.extract import answer_end
+from assistant.messages.repetition import RepeatStop
 
 CHECK_EVERY_TOKENS = 16  # repetition checks per row: once every this many generated tokens
 TAIL_TOKENS = 1024  # decoded for a repetition check (RepeatStop.window characters are checked)

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from assistant.errors import UserError
 from assistant.interfaces import BatchRunner
-from assistant.loop.repetition import RepeatStop
+from assistant.messages.repetition import RepeatStop
 from assistant.serving import models
 from assistant.serving.token_bias import triple_quote_ban
 from assistant.settings import PathsSettings

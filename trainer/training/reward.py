@@ -10,7 +10,7 @@
   final      clip(sum, -1, 1); no code block at all: -1; a `tampered` run (a hidden canary
              test passed: the program forged its grading, sandbox/canary.py): -1.
 
-`SandboxReward` extracts each completion's program (`assistant.loop.extract`), runs all programs
+`SandboxReward` extracts each completion's program (`assistant.messages.extract`), runs all programs
 of a batch at once with `Sandbox.run_many` on each problem's public + hidden tests, retries
 sandbox faults and returns None (TRL: unscorable, no advantage) for a sample whose runs
 keep faulting; faults are counted and never scored as failures. Tampered runs and runs
@@ -25,9 +25,9 @@ from typing import Any, Callable
 
 from assistant.debug.edits import apply_reply
 from assistant.interfaces import BatchRunner
-from assistant.loop import extract
-from assistant.loop.repetition import degenerate
 from assistant.loop.sanitize import graded_program
+from assistant.messages import extract
+from assistant.messages.repetition import degenerate
 from assistant.problems.schema import Problem
 from sandbox.api import Job, Limits
 from trainer.train_settings import RewardSettings

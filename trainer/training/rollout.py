@@ -16,8 +16,9 @@ import json
 from typing import Any
 
 from assistant.interfaces import BatchRunner
-from assistant.loop import extract, feedback, prompts
+from assistant.loop import feedback, prompts
 from assistant.loop.prompts import PromptStyle
+from assistant.messages import extract
 from assistant.problems.schema import Problem
 from sandbox.api import Job, RunResult
 from trainer.training.execution import run_with_retries

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from assistant.loop.candidates import Candidates, sample
-from assistant.serving.chat import ChatResult, LLMError
+from assistant.messages.shapes import ChatResult, LLMError
 from assistant.settings import LoopSettings
 
 

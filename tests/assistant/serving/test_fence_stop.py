@@ -3,7 +3,7 @@ block (litellm's scripted streams here; the real server in test_server.py)."""
 
 from __future__ import annotations
 
-from assistant.loop import extract
+from assistant.messages import extract
 from tests.assistant.loop_fakes import ScriptedClient
 
 REPLY = (

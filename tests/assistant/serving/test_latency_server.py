@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from assistant.loop import extract
+from assistant.messages import extract
 from assistant.serving import chat, models, server, vllm_args
 from assistant.serving.chat import ChatClient
 from bench.turn import metric

@@ -45,7 +45,8 @@ def test_lora_adapter_changes_output_and_unloads(tiny_server, tmp_path: Path) ->
 
 
 def test_unreachable_server_is_one_sentence() -> None:
-    from assistant.serving.chat import ChatClient, LLMError
+    from assistant.messages.shapes import LLMError
+    from assistant.serving.chat import ChatClient
     from tests.conftest import free_port
 
     client = ChatClient("hosted_vllm/tiny", api_base=f"http://127.0.0.1:{free_port()}/v1", retries=0, timeout_s=5)

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.loop import prompts
-from assistant.store import jsonl_export
+from assistant.loop import jsonl_export, prompts
 from assistant.store.stats import stats
 from assistant.store.trajectory import PASSED, UNSOLVED, Turn
 from assistant.store.trajectory_db import MIGRATIONS, SCHEMA_VERSION, Store, StoreError

@@ -298,7 +298,7 @@ def test_dataset_build_and_train_commands(cobalt_home, tmp_path, capsys: pytest.
 
 
 def test_imported_jsonl_gives_the_same_selection(cobalt_home, tmp_path) -> None:
-    from assistant.store.jsonl_export import export_records, write_jsonl
+    from assistant.loop.jsonl_export import export_records, write_jsonl
     from assistant.store.trajectory_db import Store
     from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 

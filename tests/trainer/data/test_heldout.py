@@ -69,7 +69,7 @@ def test_filter_counts_and_opt_out() -> None:
 def test_dataset_build_never_sees_eval_or_heldout_sessions(
     cobalt_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assistant.store.jsonl_export import export_records, write_jsonl
+    from assistant.loop.jsonl_export import export_records, write_jsonl
 
     made, pick = _sessions()
     with Store.open(load_settings().paths) as store:

@@ -11,7 +11,7 @@ import tokenize
 
 import pytest
 
-from assistant.loop import extract
+from assistant.messages import extract
 from trainer.repair.served_form import doc_key, render_program, served_program, served_reply
 from trainer.training.reward import format_problems
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assistant.loop import extract
+from assistant.messages import extract
 from assistant.serving import models
 from trainer.training.fence_stop import stop_generation_at_fence
 
@@ -73,7 +73,7 @@ def test_generation_stops_each_row_at_its_closing_fence(tiny: tuple[Any, Any]) -
 def test_a_looping_row_stops_early_and_the_others_run_on(test_config: Any) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from assistant.loop.repetition import RepeatStop, degenerate
+    from assistant.messages.repetition import RepeatStop, degenerate
 
     path = models.resolve("tiny", test_config.paths)
     model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)

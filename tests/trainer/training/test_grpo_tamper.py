@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.loop import extract
+from assistant.messages import extract
 from tests.trainer.trainer_fakes import FORGE_ADD, RIGHT_ADD, WRONG_ADD, add_problem
 from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
 from trainer.training import grpo

@@ -4,7 +4,7 @@ alone, and the configured client has the stop on."""
 
 from __future__ import annotations
 
-from assistant.loop.repetition import RepeatStop, degenerate
+from assistant.messages.repetition import RepeatStop, degenerate
 from assistant.settings_loader import load_settings
 from tests.assistant.loop_fakes import ScriptedClient
 

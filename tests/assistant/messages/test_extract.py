@@ -2,7 +2,7 @@
 
 import pytest
 
-from assistant.loop import extract
+from assistant.messages import extract
 
 
 def test_last_python_block_wins() -> None:

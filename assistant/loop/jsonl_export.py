@@ -22,7 +22,8 @@ import json
 from itertools import groupby
 from typing import Any, Iterable, Iterator, TextIO
 
-from assistant.loop import extract, prompts
+from assistant.loop import prompts
+from assistant.messages import extract
 from assistant.problems.jsonl import json_lines
 from assistant.problems.schema import Problem, ProblemError
 from assistant.problems.sources import from_record
