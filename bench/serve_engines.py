@@ -1,14 +1,17 @@
 """The measuring parts of `cobalt bench serve --engines`: streamed requests timed per token
 (time to first token, decode tok/s, aggregate tok/s), the peak resident memory of a server's
 process tree (polled from /proc), `llama-bench` run on the same GGUF and its JSON read into
-pp/tg tok/s, the CPU every figure was measured on, and the three engine ratios with their
-targets. Starts no server; `bench.serve` runs the engines one at a time."""
+pp/tg tok/s, the server's one-stream decode and llama-bench's tg measured back to back in
+rounds (so a machine whose speed drifts between minutes drifts under both), the CPU every figure
+was measured on, and the three engine ratios with their targets. Starts no server; `bench.serve`
+runs the engines one at a time."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import threading
 import time
@@ -23,7 +26,13 @@ BENCH_TIMEOUT_S = 900
 # (name, (column, figure) over (column, figure), target); a column is an engine or "llama-bench".
 TARGETS = (
     ("llama.cpp single / vLLM single", ("llama.cpp", "single_decode_tok_s"), ("vllm", "single_decode_tok_s"), 2.0),
-    ("llama.cpp single / llama-bench tg", ("llama.cpp", "single_decode_tok_s"), ("llama-bench", f"tg{BENCH_GEN}"), 0.9),
+    # measured back to back in rounds (`paired_rounds`), the medians of the two columns
+    (
+        "llama.cpp single / llama-bench tg",
+        ("llama.cpp", "paired_decode_tok_s"),
+        ("llama.cpp", "paired_bench_tg_tok_s"),
+        0.9,
+    ),
     ("llama.cpp aggregate / vLLM aggregate", ("llama.cpp", "aggregate_tok_s"), ("vllm", "aggregate_tok_s"), 0.9),
 )
 
@@ -79,6 +88,31 @@ async def _requests(api_base: str, model: str, prompts: list[str], tokens: int, 
 
     async with client:  # closed inside this event loop (asyncio.run closes the loop after)
         return list(await asyncio.gather(*(one(p) for p in prompts)))
+
+
+def single_decode(api_base: str, model: str, prompts: list[str], tokens: int) -> float:
+    """The mean decode tok/s of `prompts` sent one at a time."""
+    alone = asyncio.run(_requests(api_base, model, prompts, tokens, 1))
+    return round(sum(s.decode_tok_s for s in alone) / len(alone), 3)
+
+
+def paired_rounds(server: Callable[[], float], bench: Callable[[], float | None], rounds: int) -> dict[str, Any]:
+    """`rounds` times: the server's one-stream decode, then llama-bench's tg, back to back; the
+    medians of each and the rounds themselves. A failed llama-bench (None) ends the rounds."""
+    done: list[dict[str, float]] = []
+    for _ in range(rounds):
+        decode = server()
+        tg = bench()
+        if not tg:
+            break
+        done.append({"server_decode_tok_s": decode, "bench_tg_tok_s": tg, "ratio": round(decode / tg, 3)})
+    if not done:
+        return {"paired_rounds": []}
+    return {
+        "paired_decode_tok_s": round(statistics.median(r["server_decode_tok_s"] for r in done), 3),
+        "paired_bench_tg_tok_s": round(statistics.median(r["bench_tg_tok_s"] for r in done), 3),
+        "paired_rounds": done,
+    }
 
 
 def speeds(
@@ -172,13 +206,14 @@ def parse_llama_bench(output: str) -> dict[str, float]:
     return found
 
 
-def llama_bench(cache_dir: Path, gguf: Path, threads: int) -> dict[str, Any]:
-    """pp/tg tok/s of `llama-bench` on `gguf`, or {"error": one sentence}; run while no server runs."""
+def llama_bench(cache_dir: Path, gguf: Path, threads: int, prompt: int = BENCH_PROMPT) -> dict[str, Any]:
+    """pp/tg tok/s of `llama-bench` on `gguf` (`prompt` 0: tg only), or {"error": one sentence};
+    run while no server computes."""
     try:
         argv = [str(llama_build.binary(cache_dir, "llama-bench")), "-m", str(gguf), "-t", str(threads)]
     except llama_build.EngineBuildError as exc:
         return {"error": str(exc)}
-    argv += ["-p", str(BENCH_PROMPT), "-n", str(BENCH_GEN), "-r", "3", "-o", "json"]
+    argv += ["-p", str(prompt), "-n", str(BENCH_GEN), "-r", "3", "-o", "json"]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=BENCH_TIMEOUT_S)
     except subprocess.TimeoutExpired:

@@ -10,7 +10,7 @@ import pytest
 
 from assistant.errors import UserError
 from bench.serve import engines, table
-from bench.serve_engines import Sample, cpu, parse_llama_bench, ratios, tree_rss_mb
+from bench.serve_engines import Sample, cpu, paired_rounds, parse_llama_bench, ratios, tree_rss_mb
 
 BENCH_ROWS = [
     {"model_filename": "m.gguf", "n_threads": 2, "n_prompt": 512, "n_gen": 0, "avg_ts": 61.2345, "stddev_ts": 1.1},
@@ -31,7 +31,12 @@ def test_llama_bench_output_without_json_is_an_error() -> None:
 
 def test_ratios_and_verdicts() -> None:
     figures = {
-        "llama.cpp": {"single_decode_tok_s": 9.6, "aggregate_tok_s": 30.0},
+        "llama.cpp": {
+            "single_decode_tok_s": 9.6,
+            "aggregate_tok_s": 30.0,
+            "paired_decode_tok_s": 9.6,
+            "paired_bench_tg_tok_s": 10.0,
+        },
         "vllm": {"single_decode_tok_s": 4.0, "aggregate_tok_s": 35.0},
         "llama-bench": {"pp512": 60.0, "tg128": 10.0},
     }
@@ -51,6 +56,28 @@ def test_ratios_and_verdicts() -> None:
 def test_a_failed_engine_leaves_its_ratios_unmeasured() -> None:
     found = ratios({"llama.cpp": {"single_decode_tok_s": 9.0, "aggregate_tok_s": 30.0}, "vllm": {"error": "no"}})
     assert [r["value"] for r in found] == [None, None, None] and not any(r["met"] for r in found)
+
+
+def test_paired_rounds_alternate_and_take_medians() -> None:
+    calls: list[str] = []
+    server_rates, bench_rates = iter([10.0, 8.0, 9.0]), iter([10.0, 9.0, 12.0])
+
+    def server() -> float:
+        calls.append("server")
+        return next(server_rates)
+
+    def bench() -> float:
+        calls.append("bench")
+        return next(bench_rates)
+
+    found = paired_rounds(server, bench, 3)
+    assert calls == ["server", "bench"] * 3
+    assert found["paired_decode_tok_s"] == 9.0 and found["paired_bench_tg_tok_s"] == 10.0
+    assert [r["ratio"] for r in found["paired_rounds"]] == [1.0, 0.889, 0.75]
+
+
+def test_paired_rounds_stop_when_llama_bench_fails() -> None:
+    assert paired_rounds(lambda: 9.0, lambda: None, 3) == {"paired_rounds": []}
 
 
 def test_decode_rate_leaves_the_first_token_out() -> None:
@@ -82,7 +109,13 @@ def test_table_shows_a_failed_engine_and_the_verdicts() -> None:
         "device": "cpu",
         "cpu": {"model": "Some CPU", "avx512": True, "cores": 2},
         "engines": {
-            "llama.cpp": {"single_decode_tok_s": 9.6, "ttft_s": 0.3, "aggregate_tok_s": 30.0, "peak_rss_mb": 900},
+            "llama.cpp": {
+                "single_decode_tok_s": 9.6,
+                "ttft_s": 0.3,
+                "aggregate_tok_s": 30.0,
+                "peak_rss_mb": 900,
+                **paired_rounds(lambda: 9.6, lambda: 10.0, 1),
+            },
             "vllm": {"error": "the vLLM server exited during start-up (code 1): boom"},
         },
         "llama_bench": {"pp512": 60.0, "tg128": 10.0, "threads": 2, "gguf": "m.gguf"},
@@ -92,3 +125,4 @@ def test_table_shows_a_failed_engine_and_the_verdicts() -> None:
     assert "Some CPU (AVX-512: yes)" in text and "vllm failed: the vLLM server exited" in text
     assert "pp512 60.00 tok/s, tg128 10.00 tok/s" in text
     assert "0.96x  (target >= 0.9x: met)" in text and "(target >= 2x: not measured)" in text
+    assert "round 1: llama.cpp one stream 9.60 tok/s, then llama-bench tg 10.00 tok/s (0.96x)" in text
