@@ -1,5 +1,5 @@
 """fp32 vs bf16 on this CPU, side by side: the embedded model loaded in each dtype in turn (twice),
-8 rows x 32 sampled tokens generated and a 4 x 800-token forward timed (README "Retraining",
+8 rows x 32 sampled tokens generated and a 4 x 800-token forward timed (docs/experiments/2026-11-25-bf16-base.md,
 the frozen base in bfloat16). Run: .venv/bin/python scripts/bf16_generate.py"""
 
 import gc

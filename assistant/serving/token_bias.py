@@ -3,7 +3,7 @@
 With `model.suppress_docstrings`, every token of the served model's vocabulary whose text
 holds a triple quote is banned, so the model cannot copy the task's docstring into its
 program: in first-turn replies of the embedded model that docstring was more than half of
-the tokens (median 187 -> 80 without it, README "Turn latency"), and asking it not to copy
+the tokens (median 187 -> 80 without it, docs/experiments/2026-11-23-turn-latency.md), and asking it not to copy
 it did not help. The program's behaviour does not depend on its docstrings; a program that
 needs a triple-quoted string must build it another way.
 """

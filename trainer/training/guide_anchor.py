@@ -5,7 +5,7 @@ the other G - 1 are the policy's own.
 
 Why: a repair of the model's own mistake can only be learnt from a group where one completion
 scores above another, and own-1's sampled repairs of its greedy failures pass 2 times in 100
-(README, "how few of its own mistakes the model can learn repair from"): most groups have no
+(docs/experiments/2026-11-28-twist-cohort.md): most groups have no
 reward spread and teach nothing. With a passing program in the group, every group whose own
 completions fail has spread: the guide gets a positive advantage, the failing samples (the
 unchanged resubmission among them) a negative one. This is off-policy guidance inside the

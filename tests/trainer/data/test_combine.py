@@ -16,7 +16,7 @@ from trainer.data.dataset_files import load_split, read_meta, read_rows, validat
 
 ROOT = Path(__file__).resolve().parents[3]
 OWN1 = ROOT / "examples/adapters/qwen-coder-own-1/dataset"
-OWN7 = ROOT / "examples/train/qwen-coder-own-7-dataset"
+OWN7 = ROOT / "docs/experiments/data/train/qwen-coder-own-7-dataset"
 
 
 def _keys(rows: list[dict]) -> list[str]:
