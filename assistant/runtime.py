@@ -42,17 +42,26 @@ def open_sandbox(settings: Settings, **overrides: Any) -> "Sandbox":
 
 
 def open_client(
-    settings: Settings, model: str | None = None, *, adapter: str | None = None, progress: Progress | None = None
+    settings: Settings,
+    model: str | None = None,
+    *,
+    adapter: str | None = None,
+    progress: Progress | None = None,
+    keep_docstrings: bool = False,
 ) -> "ChatClient":
     """A client for `model` (default: `settings.model.name`): a provider id goes to litellm,
-    a local model to the vLLM server (started if needed) with its promoted adapter, or with
+    a local model to the model server (started if needed) with its promoted adapter, or with
     `adapter` (default: `model.adapter`; "base": none). Serving the promoted adapter runs the
-    `before_serve` hooks first."""
+    `before_serve` hooks first. `keep_docstrings`: no docstring ban (`model.suppress_docstrings`
+    is for tasks; a user's own file keeps its docstrings), so none is built."""
     adapter = adapter if adapter is not None else settings.model.adapter
     if adapter is None:
         before_serve(settings, model or settings.model.name, progress or (lambda _: None))
+    model_settings = settings.model
+    if keep_docstrings:
+        model_settings = model_settings.model_copy(update={"suppress_docstrings": False})
     return connect.resolve_client(
-        settings.model,
+        model_settings,
         model,
         server=settings.server,
         paths=settings.paths,

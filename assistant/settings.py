@@ -371,7 +371,9 @@ class _EnvSource(EnvSettingsSource):
 class DebugSettings(Section):
     """`cobalt debug`: how a user's project is shown to the model and how its edits come back."""
 
-    edit_format: Literal["functions", "search_replace"] = Field("functions", description="How edits are asked for.")
+    edit_format: Literal["functions", "search_replace", "whole_file"] = Field(
+        "functions", description="How edits are asked for (assistant/debug/edits.py's FORMATS)."
+    )
     max_spans: int = Field(3, ge=1, description="The most implicated functions or methods shown in full.")
     failure_chars: int = Field(1500, ge=200, description="The failing test's traceback is cut to this many characters.")
     test_lines: int = Field(

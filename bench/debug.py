@@ -26,24 +26,27 @@ from typing import Any
 
 import numpy as np
 
-from assistant.debug.debug_session import DebugSession, LimitedRunner
+from assistant.debug.debug_session import LimitedRunner
 from assistant.debug.edit_prompt import DoesNotFit
+from assistant.debug.edits import FORMATS, FUNCTIONS, WHOLE_FILE
 from assistant.debug.fix_file import debug_problem
-from assistant.debug.model_budget import budget_for, token_counter
+from assistant.debug.model_budget import token_counter
+from assistant.debug.open_session import debug_settings, open_debug_session
 from assistant.errors import UserError
 from assistant.loop.session import Session
 from assistant.runtime import open_client, open_sandbox, to_stderr
 from assistant.settings import Settings
 from bench.debug_cases import CASES, Case, read_cases
 
-MODES = ("functions", "search_replace", "search", "whole_file")
+SEARCH = "search"  # the small-edit search alone, no model
+MODES = (*FORMATS, SEARCH)
 OVERFLOW_WORDS = ("context length", "context window", "maximum context", "max_model_len", "too long")
 HELP = "cobalt debug on real library bugs: edit answers vs whole-file answers (fix rate, time, tokens, overflows)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", default=str(CASES), help="cases file (default: examples/debug/cases.jsonl)")
-    parser.add_argument("--modes", default="functions,whole_file", help=f"comma-separated, of: {', '.join(MODES)}")
+    parser.add_argument("--modes", default=f"{FUNCTIONS},{WHOLE_FILE}", help=f"comma-separated, of: {', '.join(MODES)}")
     parser.add_argument("--turns", type=int, default=4, help="most turns per case (default 4)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0: all)")
     parser.add_argument(
@@ -97,23 +100,15 @@ def run_case(
         before = runner.run(problem.starter_code, [], "pytest", project=problem.project())
         if before.all_passed:
             raise UserError(f"case {case.id}: the injected bug fails no test")
-        if mode == "whole_file":
-            session = Session(problem, client, runner, loop, source="bench", stream=False)
-        else:
-            searching = settings.debug.search.model_copy(
-                update={"enabled": mode == "search" or (search and settings.debug.search.enabled)}
-            )
-            edit_format = "functions" if mode == "search" else mode
-            debug = settings.debug.model_copy(
-                update={"edit_format": edit_format, "candidates": candidates, "search": searching}
-            )
-            session = DebugSession(
-                problem, client, runner, loop, debug, budget_for(client, settings), before, source="bench", stream=False
-            )
+        searching = True if mode == SEARCH else None if search else False
+        debug = debug_settings(settings, FUNCTIONS if mode == SEARCH else mode, candidates, searching)
+        session = open_debug_session(
+            problem, client, runner, settings, before, loop=loop, debug=debug, source="bench", stream=False
+        )
         error = None
         try:
-            if mode == "search":
-                session.search_turn()
+            if mode == SEARCH:
+                session.search_turn()  # type: ignore[attr-defined]
                 session.finish("passed" if session.passed else "unsolved")
             else:
                 session.run()
@@ -217,8 +212,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         raise UserError(f"unknown mode {unknown[0]!r}; choose from {', '.join(MODES)}")
     cases = spread(read_cases(Path(args.cases), args.limit), args.sample)
     candidates = args.candidates or settings.debug.candidates
-    client = open_client(settings, args.model, progress=to_stderr)
-    client.logit_bias = None
+    client = open_client(settings, args.model, progress=to_stderr, keep_docstrings=True)
     sandbox = open_sandbox(settings)
     runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
     rows: list[dict[str, Any]] = []
@@ -237,7 +231,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         sandbox.close()
     modes_summary = summarize(rows, modes)
-    edit, whole = modes_summary.get(modes[0], {}), modes_summary.get("whole_file", {})
+    edit, whole = modes_summary.get(modes[0], {}), modes_summary.get(WHOLE_FILE, {})
 
     def ratio(a: Any, b: Any) -> float | None:
         return round(a / b, 2) if a is not None and b not in (None, 0) else None
@@ -254,7 +248,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             f"fix rate {modes[0]} / whole_file": ratio(edit.get("fixed"), whole.get("fixed")),
             f"median s/case whole_file / {modes[0]}": ratio(whole.get("median_wall_s"), edit.get("median_wall_s")),
         }
-        if "whole_file" in modes and modes[0] != "whole_file"
+        if WHOLE_FILE in modes and modes[0] != WHOLE_FILE
         else {},
         "rows": rows,
     }

@@ -95,13 +95,18 @@ class TestResult:
     detail: str | None = None  # why it did not pass, in a few words (e.g. "exit status 1")
     calls: list[int] | None = None  # pytest: first lines of the target file's functions the test ran
     lines: list[int] | None = None  # pytest: the lines of the target file the test ran
+    # pytest with Project.follow "*": {path: {"calls": [...], "lines": [...]}} of every project file it ran
+    files: dict[str, dict[str, list[int]]] | None = None
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        if found["files"] is None:
+            del found["files"]
+        return found
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TestResult":
@@ -162,6 +167,7 @@ class Project:
     project_dir: str
     target_file: str
     test_command: str = "python -m pytest -q"
+    follow: str = ""  # whose lines each test reports: "" the target file; "*" every project file (TestResult.files)
 
 
 @dataclass

@@ -46,6 +46,7 @@ def _test_result(job: Prepared, case: TestCase, obj: dict) -> TestResult:
         detail=obj.get("detail") or None,
         calls=obj.get("calls") if isinstance(obj.get("calls"), list) else None,
         lines=obj.get("lines") if isinstance(obj.get("lines"), list) else None,
+        files=obj.get("files") if isinstance(obj.get("files"), dict) else None,
     )
     if job.kind == "stdio":
         result.expected, result.actual = case.output, result.stdout

@@ -84,6 +84,7 @@ def prepare(
             project=_pack_project(project.project_dir, limits.workdir_mb, extra),
             target_file=project.target_file,
             test_command=project.test_command,
+            follow=project.follow or project.target_file,
             n=0,
         )
         job.payload = frame(header)

@@ -3,7 +3,7 @@ sandbox. The failing tests are read one by one (JUnit), the implicated functions
 model in full and the rest of the file as an outline. First, small edits of the implicated
 functions are tried with the test command (debug.search; --no-search skips it); then the model
 answers with an edit (debug.edit_format: `functions` or `search_replace`; `whole_file` is the old
-whole-file answer, kept to compare).
+whole-file answer, kept to compare); the session comes from `assistant.debug.open_session`.
 Without FILE, the file comes from the failing frames. Prints the diff; writes it only with --apply
 (a backup is kept, `cobalt debug --undo` restores it; a git file with uncommitted changes needs
 --force). `--resume last|ID` continues a stored debug session. Exit 0 when the tests pass.
@@ -20,11 +20,11 @@ from assistant.cli.loop_output import add_output_flags, printer, session_json, s
 from assistant.console import positive_int
 from assistant.debug import failures as fails
 from assistant.debug.applied import apply_change, journal_dir, undo_last
-from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_run
+from assistant.debug.debug_session import LimitedRunner, baseline_run, for_file
 from assistant.debug.edits import FORMATS
 from assistant.debug.fix_file import best_turn, debug_problem, probe_problem, project_root, unified_diff
 from assistant.debug.localize import pick_target
-from assistant.debug.model_budget import budget_for
+from assistant.debug.open_session import debug_settings, open_debug_session
 from assistant.errors import UserError
 from assistant.loop.recorder import record
 from assistant.loop.session import Session
@@ -34,7 +34,6 @@ from assistant.settings import Settings
 from assistant.store.trajectory import RUNNING
 from sandbox.api import RunResult
 
-WHOLE_FILE = "whole_file"
 PROBE_FILE = ".cobalt-probe.py"  # written into the sandbox's copy only, to run the tests unchanged
 
 
@@ -46,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--turns", type=positive_int, help="most turns (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
     parser.add_argument(
-        "--edit-format", choices=[*FORMATS, WHOLE_FILE], help="how the model answers (default: debug.edit_format)"
+        "--edit-format", choices=list(FORMATS), help="how the model answers (default: debug.edit_format)"
     )
     parser.add_argument(
         "--candidates",
@@ -101,16 +100,17 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     sandbox = open_sandbox(settings)
     try:
         runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
-        if file is None:
-            probe = probe_problem(root, args.test, PROBE_FILE)
-            before = baseline_run(runner, probe)
-            target = pick_target(fails.failures(before))
+        before = None
+        if file is None:  # the tests run once, unchanged: their failing frames name the file, each
+            probe = baseline_run(runner, probe_problem(root, args.test, PROBE_FILE), follow="*")  # test its lines
+            target = pick_target(fails.failures(probe))
             if target is None:
-                raise UserError(_no_target(before, args.test))
+                raise UserError(_no_target(probe, args.test))
             file = root / target
             say(f"the failing tests point at {target}")
+            before = for_file(probe, target)
         problem = debug_problem(file, args.test, root)
-        before = baseline_run(runner, problem)
+        before = before or baseline_run(runner, problem)
         if before.all_passed:
             say(f"the tests already pass ({fails.summary(before)}); nothing to fix")
             if args.json:
@@ -148,24 +148,11 @@ def _no_target(result: RunResult, test_command: str) -> str:
 def _session(
     args: argparse.Namespace, settings: Settings, problem: Problem, box: LimitedRunner, before: RunResult
 ) -> Session:
+    client = open_client(settings, args.model, progress=None if args.json else to_stderr, keep_docstrings=True)
+    debug = debug_settings(settings, args.edit_format, args.candidates, False if args.no_search else None)
     loop = settings.loop.with_turns(args.turns)
-    client = open_client(settings, args.model, progress=None if args.json else to_stderr)
-    client.logit_bias = None  # the user's files keep their docstrings (model.suppress_docstrings is for tasks)
-    edit_format = args.edit_format or settings.debug.edit_format
-    if edit_format == WHOLE_FILE:
-        return Session(
-            problem, client, box, loop, source="debug", stream=not args.json, meta={"edit_format": WHOLE_FILE}
-        )
-    search = settings.debug.search.model_copy(update={"enabled": settings.debug.search.enabled and not args.no_search})
-    debug = settings.debug.model_copy(
-        update={
-            "edit_format": edit_format,
-            "candidates": args.candidates or settings.debug.candidates,
-            "search": search,
-        }
-    )
-    return DebugSession(
-        problem, client, box, loop, debug, budget_for(client, settings), before, source="debug", stream=not args.json
+    return open_debug_session(
+        problem, client, box, settings, before, loop=loop, debug=debug, source="debug", stream=not args.json
     )
 
 

@@ -227,10 +227,24 @@ class LimitedRunner:
         return self.sandbox.run(program, tests, kind, limits=limits or self.limits, project=project)  # type: ignore[call-arg]
 
 
-def baseline_run(runner: Runner, problem: Problem) -> RunResult:
-    """The project's test command on the file as given; UserError (one sentence) when it tests nothing."""
-    result = runner.run(problem.starter_code, [], "pytest", project=problem.project())  # type: ignore[call-arg]
+def baseline_run(runner: Runner, problem: Problem, follow: str = "") -> RunResult:
+    """The project's test command on the file as given; UserError (one sentence) when it tests
+    nothing. `follow` "*": each test reports the lines it ran of every project file (`for_file`)."""
+    project = problem.project()
+    if project is not None and follow:
+        project = replace(project, follow=follow)
+    result = runner.run(problem.starter_code, [], "pytest", project=project)  # type: ignore[call-arg]
     error = fails.run_error(result, str(problem.test_command))
     if error is not None:
         raise UserError(error)
     return result
+
+
+def for_file(run: RunResult, path: str) -> RunResult:
+    """A run that followed every project file (`baseline_run(..., follow="*")`) as if it had
+    followed only `path`: each test's calls and lines in that file."""
+    tests = []
+    for test in run.tests:
+        found = (test.files or {}).get(path, {})
+        tests.append(replace(test, calls=found.get("calls", []), lines=found.get("lines", []), files=None))
+    return replace(run, tests=tests)

@@ -1,8 +1,10 @@
-"""Edits as answers: a reply changes a file by (a) whole function or method definitions that replace
-the ones of the same name (`functions`), or (b) SEARCH/REPLACE blocks matched exactly, then with
-indentation and trailing blanks ignored (`search_replace`, aider's format). The edited file must
-parse; an edit that does not apply or does not parse is returned as a one-sentence error that the
-loop sends back as feedback with the current code, never raised.
+"""Edits as answers, one registry of edit formats (`FORMATS`): a reply changes a file by (a) whole
+function or method definitions that replace the ones of the same name (`functions`), (b)
+SEARCH/REPLACE blocks matched exactly, then with indentation and trailing blanks ignored
+(`search_replace`, aider's format), or (c) is the whole file (`whole_file`: no edit to apply, the
+reply's program is the file, answered in the plain loop session). The edited file must parse; an
+edit that does not apply or does not parse is returned as a one-sentence error that the loop sends
+back as feedback with the current code, never raised.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ import ast
 import re
 import textwrap
 from dataclasses import dataclass, field
+from typing import Callable
 
 from assistant.debug.localize import spans
 from assistant.messages import extract
 from sandbox import pyast
 
-FUNCTIONS, SEARCH_REPLACE = "functions", "search_replace"
-FORMATS = (FUNCTIONS, SEARCH_REPLACE)
+FUNCTIONS, SEARCH_REPLACE, WHOLE_FILE = "functions", "search_replace", "whole_file"
 BLOCK = re.compile(
     r"^<{5,9} ?SEARCH[^\n]*\n(?P<search>.*?)^={5,9}[ \t]*\n(?P<replace>.*?)^>{5,9} ?REPLACE[^\n]*$",
     re.MULTILINE | re.DOTALL,
@@ -221,8 +223,39 @@ def apply_search_replace(source: str, reply: str) -> EditResult:
     return _finish(source, changed)
 
 
-def apply_reply(source: str, reply: str, edit_format: str, focus: tuple[str, ...] = ()) -> EditResult:
-    """The file after the reply's edit, in `edit_format` (`focus`: see `apply_functions`)."""
-    if edit_format == SEARCH_REPLACE:
-        return apply_search_replace(source, reply)
-    return apply_functions(source, reply, focus)
+@dataclass(frozen=True)
+class EditFormat:
+    """How a reply changes the file: `apply(source, reply, focus)` edits the file as it stands;
+    None for a reply that is the whole file (no debug session: the plain loop takes its program)."""
+
+    name: str
+    apply: Callable[[str, str, tuple[str, ...]], EditResult] | None
+
+    @property
+    def edits(self) -> bool:
+        return self.apply is not None
+
+
+FORMATS: dict[str, EditFormat] = {
+    f.name: f
+    for f in (
+        EditFormat(FUNCTIONS, apply_functions),
+        EditFormat(SEARCH_REPLACE, lambda source, reply, _focus: apply_search_replace(source, reply)),
+        EditFormat(WHOLE_FILE, None),
+    )
+}
+
+
+def edit_format(name: str) -> EditFormat:
+    """The registered format `name`; a one-sentence error naming the formats otherwise."""
+    if name not in FORMATS:
+        raise ValueError(f"unknown edit format {name!r}; one of: {', '.join(FORMATS)}")
+    return FORMATS[name]
+
+
+def apply_reply(source: str, reply: str, name: str, focus: tuple[str, ...] = ()) -> EditResult:
+    """The file after the reply's edit, in the edit format `name` (`focus`: see `apply_functions`)."""
+    apply = edit_format(name).apply
+    if apply is None:
+        raise ValueError(f"the {name} format has no edit to apply: the reply is the file")
+    return apply(source, reply, focus)

@@ -6,6 +6,7 @@ checkpoint's `tokenizer.json`; about three characters a token otherwise).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Callable
 
@@ -43,11 +44,17 @@ def token_counter(client: ChatModel) -> Callable[[str], int]:
     folder = getattr(client, "tokenizer_dir", None)
     path = Path(folder or "") / "tokenizer.json"
     if folder and path.is_file():
-        from tokenizers import Tokenizer  # heavy third-party: only when a budget is made
-
-        tokenizer = Tokenizer.from_file(str(path))
-        return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+        return _counter(str(path))
     return lambda text: len(text) // CHARS_PER_TOKEN + 1
+
+
+@functools.lru_cache(maxsize=4)
+def _counter(path: str) -> Callable[[str], int]:
+    """The token count of `tokenizer.json` at `path`, the file read once per process."""
+    from tokenizers import Tokenizer  # heavy third-party: only when a budget is made
+
+    tokenizer = Tokenizer.from_file(path)
+    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
 def budget_for(client: ChatModel, settings: Settings) -> Budget:

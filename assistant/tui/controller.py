@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assistant.debug import failures as fails
-from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_run
+from assistant.debug.debug_session import LimitedRunner, baseline_run
 from assistant.debug.edit_search import SearchFinished, SearchStarted
 from assistant.debug.file_view import KEPT_ONLY, render
 from assistant.debug.fix_file import debug_problem, project_root
 from assistant.debug.localize import Span, implicated
 from assistant.debug.localize import spans as spans_of
-from assistant.debug.model_budget import budget_for
+from assistant.debug.open_session import open_debug_session
 from assistant.debug.spectrum import ranked
 from assistant.loop.recorder import record, resume
 from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
@@ -240,7 +240,7 @@ class SolveController:
         self.session = session
         return session
 
-    def _debug_session(self, client: Any, sandbox: Any) -> DebugSession:
+    def _debug_session(self, client: Any, sandbox: Any) -> Session:
         """A debug session: the tests run first on the user's file (shown at once), then edits."""
         assert self.problem is not None
         settings = self.services.settings
@@ -251,19 +251,8 @@ class SolveController:
         suspects = ranked(spans_of(source), before.tests)
         spans = implicated(source, str(self.problem.target_file), failed, settings.debug.max_spans, suspects)
         self.emit(BaselineReady(before, implicated_markdown(self.problem, spans)))
-        if client is not None:
-            client.logit_bias = None  # the user's own files keep their docstrings
-        return DebugSession(
-            self.problem,
-            client,
-            runner,
-            self.settings,
-            settings.debug,
-            budget_for(client, settings),
-            before,
-            source="tui",
-            subscriber=self._forward,
-            stream=True,
+        return open_debug_session(
+            self.problem, client, runner, settings, before, loop=self.settings, source="tui", subscriber=self._forward
         )
 
     def _client(self) -> Any:

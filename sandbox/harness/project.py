@@ -107,6 +107,17 @@ def add_calls(results: list[dict], path: str) -> None:
         per_test = report.get(key)
         if isinstance(per_test, dict):
             _attach(results, key, per_test)
+    files = report.get("files")
+    if isinstance(files, dict):  # every project file followed: each test's lines per file
+        for path, found in files.items():
+            if not isinstance(found, dict):
+                continue
+            for key in ("calls", "lines"):
+                mine = [dict(name=r["name"]) for r in results]
+                _attach(mine, key, found.get(key) if isinstance(found.get(key), dict) else {})
+                for result, got in zip(results, mine):
+                    if key in got:
+                        result.setdefault("files", {}).setdefault(path, {})[key] = got[key]
 
 
 def _attach(results: list[dict], key: str, per_test: dict) -> None:
@@ -139,7 +150,8 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
         PYTEST_ENV,
         PYTEST_ADDOPTS=addopts,
         PYTHONPATH=PLUGINS,  # the image's site-packages has it too, for a command that sets its own PYTHONPATH
-        COBALT_CALLS_TARGET=header["target_file"],
+        COBALT_CALLS_TARGET=header.get("follow") or header["target_file"],
+        COBALT_CALLS_ROOT=PROJECT,
         COBALT_CALLS_OUT=calls,
     )
     command = ["/bin/sh", "-c", header["test_command"]]

@@ -26,7 +26,7 @@ class ScriptedClient(ChatClient):
         self.calls: list[dict[str, Any]] = []
 
     def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        self.calls.append({"messages": [dict(m) for m in messages]})
+        self.calls.append({"messages": [dict(m) for m in messages], "logit_bias": self.logit_bias})
         if not self.replies:
             raise AssertionError("the model was asked for more replies than were scripted")
         return {"mock_response": self.replies.pop(0)}
@@ -50,7 +50,7 @@ class ByTemperature(ScriptedClient):
 
     def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         with self._lock:
-            self.calls.append({"messages": [dict(m) for m in messages]})
+            self.calls.append({"messages": [dict(m) for m in messages], "logit_bias": self.logit_bias})
         return {"mock_response": self._local.reply}
 
 

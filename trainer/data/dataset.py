@@ -31,6 +31,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from assistant.debug.edits import WHOLE_FILE
 from assistant.loop import feedback, prompts
 from assistant.loop.prompts import PromptStyle
 from assistant.problems.schema import Problem
@@ -328,7 +329,7 @@ def select(
             continue
         debug = problem.source == "debug"  # `cobalt debug` or the TUI's debug session
         fmt = (group[0].meta or {}).get("edit_format", "") if debug else ""
-        if debug and fmt == "whole_file":
+        if debug and fmt == WHOLE_FILE:
             fmt = ""
         if not first_turn:
             first = []

@@ -5,8 +5,11 @@ $COBALT_CALLS_OUT when the session ends. The host ranks functions and lines by h
 failing tests run them than the passing ones (assistant/debug/spectrum.py).
 
 Loaded with `-p cobalt_calls` when $COBALT_CALLS_TARGET names the file (a project-relative
-path). Calls come from a profile hook; lines from a trace hook that follows only frames of the
-target file, and only when no other tracer (coverage, a debugger) is set, so that the project's
+path). With `*` it follows every file under $COBALT_CALLS_ROOT (the project) outside
+site-packages and writes {"files": {path: {"calls": ..., "lines": ...}}}: `cobalt debug` without
+FILE learns which file the failures point at and each test's lines in it from one run. Calls
+come from a profile hook; lines from a trace hook that follows only frames of the followed
+files, and only when no other tracer (coverage, a debugger) is set, so that the project's
 own tooling keeps working. A test costs a little more, never fails more.
 """
 
@@ -21,31 +24,53 @@ import pytest
 
 _TARGET = os.environ.get("COBALT_CALLS_TARGET", "")
 _OUT = os.environ.get("COBALT_CALLS_OUT", "")
-_SUFFIX = os.sep + _TARGET.lstrip("/") if _TARGET else ""
-_calls: dict[str, list[int]] = {}
-_lines: dict[str, list[int]] = {}
+_EVERY = _TARGET == "*"
+_ROOT = os.path.join(os.path.realpath(os.environ.get("COBALT_CALLS_ROOT", os.getcwd())), "")
+_SUFFIX = os.sep + _TARGET.lstrip("/") if _TARGET and not _EVERY else ""
+_calls: dict[str, dict[str, list[int]]] = {}  # node id -> file -> lines
+_lines: dict[str, dict[str, list[int]]] = {}
+_files: dict[str, str | None] = {}  # co_filename -> its project-relative path, or None when not followed
 
 
-def _collector(hits: set[int]):
+def _followed(filename: str) -> str | None:
+    """The project-relative path of a followed file (the target, or with `*` any project file)."""
+    if filename not in _files:
+        if not _EVERY:
+            _files[filename] = _TARGET if filename.endswith(_SUFFIX) else None
+        else:
+            real = os.path.realpath(filename)
+            inside = real.startswith(_ROOT) and "site-packages" not in real and real != os.path.realpath(__file__)
+            _files[filename] = os.path.relpath(real, _ROOT).replace(os.sep, "/") if inside else None
+    return _files[filename]
+
+
+def _collector(hits: dict[str, set[int]]):
     def profile(frame, event, arg):
         if event == "call":
             code = frame.f_code
-            if code.co_filename.endswith(_SUFFIX):
-                hits.add(code.co_firstlineno)
+            path = _followed(code.co_filename)
+            if path is not None:
+                hits.setdefault(path, set()).add(code.co_firstlineno)
 
     return profile
 
 
-def _tracer(ran: set[int]):
-    def local(frame, event, arg):
-        if event == "line":
-            ran.add(frame.f_lineno)
+def _tracer(ran: dict[str, set[int]]):
+    def follow(into: set[int]):
+        def local(frame, event, arg):
+            if event == "line":
+                into.add(frame.f_lineno)
+            return local
+
         return local
 
     def trace(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.endswith(_SUFFIX):
-            ran.add(frame.f_lineno)
-            return local
+        if event == "call":
+            path = _followed(frame.f_code.co_filename)
+            if path is not None:
+                into = ran.setdefault(path, set())
+                into.add(frame.f_lineno)
+                return follow(into)
         return None
 
     return trace
@@ -53,11 +78,11 @@ def _tracer(ran: set[int]):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    if not _SUFFIX:
+    if not _SUFFIX and not _EVERY:
         yield
         return
-    hits: set[int] = set()
-    ran: set[int] = set()
+    hits: dict[str, set[int]] = {}
+    ran: dict[str, set[int]] = {}
     profile = _collector(hits)
     previous = sys.getprofile()
     sys.setprofile(profile)
@@ -75,14 +100,30 @@ def pytest_runtest_protocol(item, nextitem):
         if tracing:
             sys.settrace(None)
             threading.settrace(None)
-            _lines[item.nodeid] = sorted(ran)
-        _calls[item.nodeid] = sorted(hits)
+            _lines[item.nodeid] = {path: sorted(found) for path, found in ran.items()}
+        _calls[item.nodeid] = {path: sorted(found) for path, found in hits.items()}
+
+
+def _report() -> dict:
+    """{"calls": {node: lines}, "lines": ...} of the target; with `*`, {"files": {path: that}}."""
+    if not _EVERY:
+        return {key: {node: by.get(_TARGET, []) for node, by in found.items()} for key, found in _pairs()}
+    files: dict[str, dict] = {}
+    for key, found in _pairs():
+        for node, by in found.items():
+            for path, lines in by.items():
+                files.setdefault(path, {"calls": {}, "lines": {}})[key][node] = lines
+    return {"files": files}
+
+
+def _pairs() -> list[tuple[str, dict[str, dict[str, list[int]]]]]:
+    return [("calls", _calls), ("lines", _lines)]
 
 
 def pytest_sessionfinish(session, exitstatus):
     if _OUT:
         try:
             with open(_OUT, "w") as fh:
-                json.dump({"calls": _calls, "lines": _lines}, fh)
+                json.dump(_report(), fh)
         except OSError:
             pass

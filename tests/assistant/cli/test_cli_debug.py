@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,8 @@ def test_debug_prints_the_diff_and_leaves_the_file_alone(
     client.logit_bias = {1: -100.0}  # as model.suppress_docstrings gives a local model
     use_model(monkeypatch, client)
     assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q"]) == 0
-    assert client.logit_bias is None  # the user's own files keep their docstrings
+    assert [c["logit_bias"] for c in client.calls] == [None, None]  # the user's own files keep their docstrings
+    assert client.logit_bias == {1: -100.0}  # a client shared with task sessions keeps its ban
     out = capsys.readouterr().out
     assert "0/2 tests pass now" in out and "the tests pass after 2 turn(s)" in out
     assert "-    return a + b\n+    return a * b\n" in out and "run again with --apply" in out
@@ -111,6 +113,33 @@ def test_without_a_file_the_failing_frames_name_it_and_the_model_sees_the_functi
     assert "Failing test: tests/test_stats.py::test_mean" in prompt and "ZeroDivisionError" in prompt
     assert "pkg/stats.py:6: in mean" in prompt and "`mean` (lines 5-6)" in prompt
     assert (stats_project_dir / "pkg" / "stats.py").read_text() == CRASHING
+
+
+def test_without_a_file_the_tests_run_once_before_the_first_edit(
+    cobalt_home: Path, stats_project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assistant.cli import debug_cmd
+
+    follows: list[str] = []  # each sandbox run's Project.follow ("*": every project file)
+    opened = debug_cmd.open_sandbox
+
+    class Counting:
+        def __init__(self, box: Any) -> None:
+            self.box = box
+
+        def run(self, program: str, tests: list, kind: str, limits: Any = None, project: Any = None) -> Any:
+            follows.append(project.follow)
+            return self.box.run(program, tests, kind, limits=limits, project=project)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.box, name)
+
+    monkeypatch.setattr(debug_cmd, "open_sandbox", lambda settings: Counting(opened(settings)))
+    use_model(monkeypatch, ScriptedClient([answer(MEAN_FIXED)]))
+    monkeypatch.chdir(stats_project_dir)
+    assert main(["debug", "--test", "python -m pytest -q", "--no-search", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["passed"]
+    assert follows == ["*", ""]  # one run of the tests as given, then the model's edit
 
 
 def test_an_edit_that_does_not_apply_is_the_next_feedback_with_the_current_code(
