@@ -193,7 +193,7 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _report(args: argparse.Namespace, settings: Settings, file: Path, original: str, session: Session) -> int:
-    best = best_turn(session.turns)
+    best = best_turn(session.turns, getattr(session, "first_run", None), str(session.problem.test_command))
     fixed = best.program if best else None
     diff = unified_diff(original, fixed, str(session.problem.target_file)) if fixed else ""
     passed = bool(best and best.passed_public)

@@ -15,6 +15,7 @@ from assistant.debug import edit_search
 from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import BLOCK, SEARCH_REPLACE, apply_reply
+from assistant.debug.fix_file import best_turn
 from assistant.debug.localize import Span, implicated, spans
 from assistant.debug.spectrum import ranked, ranked_lines
 from assistant.debug.test_code import test_source
@@ -78,12 +79,14 @@ class DebugSession(Session):
 
     def best(self, turns: int | None = None) -> tuple[str, RunResult]:
         """The file with the most passing tests after the first `turns` turns (all: None), and its
-        run; the user's file until an edit does better."""
-        source, run = self.problem.starter_code, self.first_run
-        for turn in self.turns[:turns]:
-            if turn.program is not None and self._usable(turn.public) and passed_count(turn.public) > passed_count(run):
-                source, run = turn.program, turn.public
-        return source, run
+        run; the user's file until an edit does better (`fix_file.best_turn`)."""
+        turn = self.best_turn(turns)
+        if turn is None or turn.program is None or turn.public is None:
+            return self.problem.starter_code, self.first_run
+        return turn.program, turn.public
+
+    def best_turn(self, turns: int | None = None) -> Turn | None:
+        return best_turn(self.turns[:turns], self.first_run, str(self.problem.test_command))
 
     def current_source(self) -> str:
         """The file the next edit applies to: the best one so far."""

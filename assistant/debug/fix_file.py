@@ -12,8 +12,11 @@ import difflib
 import re
 from pathlib import Path
 
+from assistant.debug import failures as fails
+from assistant.loop.candidates import passed_count
 from assistant.problems.schema import Problem, ProblemError
 from assistant.store.trajectory import Turn
+from sandbox.api import RunResult
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", ".git")
 BACKUP_SUFFIX = ".orig"
@@ -87,12 +90,20 @@ def probe_problem(root: Path, test_command: str, probe_file: str) -> Problem:
     return pytest_problem(root.resolve(), probe_file, test_command, "")
 
 
-def best_turn(turns: list[Turn]) -> Turn | None:
-    """The turn with a program and the highest public pass rate (the latest on ties)."""
-    best = None
+def best_turn(turns: list[Turn], first_run: RunResult | None = None, test_command: str | None = None) -> Turn | None:
+    """The one rule for the best turn of a debug session (the file it shows and edits next, the fix
+    `cobalt debug` reports and the TUI writes): the earliest turn whose program passes the most
+    tests, and more than the user's file did (`first_run`); a run in which the test command itself
+    failed (`failures.run_error` of `test_command`) does not count. None: the user's file."""
+    best, most = None, passed_count(first_run) if first_run is not None else -1
     for turn in turns:
-        if turn.program is not None and (best is None or turn.public_pass_rate >= best.public_pass_rate):
-            best = turn
+        run = turn.public
+        if turn.program is None or run is None:
+            continue
+        if test_command is not None and fails.run_error(run, test_command) is not None:
+            continue
+        if passed_count(run) > most:
+            best, most = turn, passed_count(run)
     return best
 
 

@@ -25,7 +25,8 @@ class DebugActions:
         c = self.controller
         if c.debug_file is None:
             return
-        best = best_turn(c.turns)
+        command = str(c.problem.test_command) if c.problem is not None else None
+        best = best_turn(c.turns, getattr(c.session, "first_run", None), command)
         if best is None or not best.passed_public or best.program is None:
             self.notify("No turn passes every test yet; nothing to write.", severity="warning", timeout=5)  # type: ignore[attr-defined]
             return
