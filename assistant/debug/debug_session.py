@@ -124,12 +124,20 @@ class DebugSession(Session):
     # --- hooks of Session -----------------------------------------------------------
 
     def _implicated(self, limit: int) -> tuple[str, RunResult, list[fails.Failure], list[Span]]:
-        """The best file so far, its run, its failures and up to `limit` implicated spans."""
-        source, run = self.best()
-        failed = fails.failures(run)
-        suspects = ranked(spans(source), run.tests)
-        found = implicated(source, str(self.problem.target_file), failed, limit, suspects, self.tried())
-        return source, run, failed, found
+        """The best file so far, its run, its failures and up to `limit` implicated spans (computed
+        once per turn and limit: the prompt, the search and the TUI's first view read them)."""
+        cache = self._turn_cache()
+        if ("implicated", limit) not in cache:
+            source, run = self.best()
+            failed = fails.failures(run)
+            suspects = ranked(spans(source), run.tests)
+            found = implicated(source, str(self.problem.target_file), failed, limit, suspects, self.tried())
+            cache["implicated", limit] = (source, run, failed, found)
+        return cache["implicated", limit]
+
+    def implicated_spans(self) -> list[Span]:
+        """The functions the next prompt shows in full (`debug.max_spans` of them at most)."""
+        return self._implicated(self.debug.max_spans)[3]
 
     def context(self) -> list[Message]:
         source, run, failed, found = self._implicated(self.debug.max_spans)

@@ -155,6 +155,8 @@ class Session:
         self.source = source
         self.adapter_version = adapter_version or getattr(client, "adapter_version", None)
         self.subscribers: list[EventSink] = [subscriber] if subscriber else []
+        self._cache_mark: tuple[int, int | None] | None = None
+        self._cache: dict[Any, Any] = {}
         self.stream = stream
         self.meta = dict(meta or {})
         """Stored with the session (the recorder writes it): what a rerun must match to reuse it."""
@@ -261,12 +263,12 @@ class Session:
         earlier = self._earlier_programs()
         reply = self._sample(index, messages, 0, temperature)
         resamples = 0
-        while self._is_repeat(reply.text, earlier) and resamples < self.settings.repeat_resamples:
+        while self._repeats(self._program(reply.text)[0], earlier) and resamples < self.settings.repeat_resamples:
             resamples += 1
             temperature = self.settings.repeat_temperature
             reply = self._sample(index, messages, resamples, temperature)
         turn = self._execute(index, messages, reply.text, author="model")
-        self._stamp(turn, reply, temperature, earlier)
+        self._stamp(turn, reply, temperature)
         turn.resamples = resamples
         return self._record(turn)
 
@@ -277,7 +279,6 @@ class Session:
         in-memory meta["candidates"] with the chosen index)."""
         index, messages = len(self.turns), self.context()
         temperature = self.settings.temperature_for(index)
-        earlier = self._earlier_programs()
         found = candidates.sample(
             self.client,
             messages,
@@ -289,10 +290,10 @@ class Session:
         )
         tried = [self._execute(index, messages, reply.text, author="model", emit=False) for reply in found.replies]
         found.scores = [self.score(turn) for turn in tried]
-        found.fresh = [not self._repeats(turn.program, earlier) for turn in tried]
+        found.fresh = [not turn.repeated for turn in tried]
         best = found.chosen()
         turn = tried[best]
-        self._stamp(turn, found.replies[best], found.temperatures[best], earlier)
+        self._stamp(turn, found.replies[best], found.temperatures[best])
         turn.candidates = list(found.scores)
         self._emit(ProgramExtracted(self._start(), index, turn.program, turn.repeated))
         self.meta.setdefault("candidates", []).append(found.summary(index))
@@ -303,11 +304,10 @@ class Session:
         without a program."""
         return candidates.passed_count(turn.public) if turn.program is not None and turn.public else -1
 
-    def _stamp(self, turn: Turn, reply: ChatResult, temperature: float, earlier: set[str]) -> None:
-        """The sampling facts of a model turn: tokens, latency, temperature, finish reason, repeat."""
+    def _stamp(self, turn: Turn, reply: ChatResult, temperature: float) -> None:
+        """The sampling facts of a model turn: tokens, latency, temperature, finish reason."""
         turn.tokens, turn.prompt_tokens, turn.latency_s = reply.completion_tokens, reply.prompt_tokens, reply.latency_s
         turn.temperature, turn.top_p, turn.finish_reason = temperature, self.settings.top_p, reply.finish_reason
-        turn.repeated = self._repeats(turn.program, earlier)
 
     def human_turn(self, text: str) -> Turn:
         """A turn written by a person: a reply with a ```python block, or a bare program."""
@@ -330,16 +330,32 @@ class Session:
         self._start()
         return self._record(replace(turn, index=0, created_at=time.time()))
 
+    def _turn_cache(self) -> dict[Any, Any]:
+        """What is computed once per turn (the earlier programs' keys, each reply's program): kept
+        until a turn is added or the turns are replaced (resume)."""
+        mark = (len(self.turns), id(self.turns[-1]) if self.turns else None)
+        if self._cache_mark != mark:
+            self._cache_mark, self._cache = mark, {"programs": {}}
+        return self._cache
+
     def _earlier_programs(self) -> set[str]:
         """The code keys (`extract.code_key`) a new reply must not repeat: earlier turns' and the starter
-        code as given (a copy of the given stub or file is no answer)."""
-        earlier = {extract.code_key(t.program) for t in self.turns if t.program}
-        if self.problem.starter_code.strip():
-            earlier.add(extract.code_key(self.problem.starter_code))
-        return earlier
+        code as given (a copy of the given stub or file is no answer); computed once per turn."""
+        cache = self._turn_cache()
+        if "earlier" not in cache:
+            earlier = {extract.code_key(t.program) for t in self.turns if t.program}
+            if self.problem.starter_code.strip():
+                earlier.add(extract.code_key(self.problem.starter_code))
+            cache["earlier"] = earlier
+        return cache["earlier"]
 
-    def _is_repeat(self, reply: str, earlier: set[str]) -> bool:
-        return self._repeats(self.program_of(reply)[0], earlier)
+    def _program(self, reply: str) -> tuple[str | None, str]:
+        """`program_of(reply)`, computed once per reply in a turn (a resample check and the turn
+        itself read the same program; a debug edit is applied once)."""
+        programs = self._turn_cache()["programs"]
+        if reply not in programs:
+            programs[reply] = self.program_of(reply)
+        return programs[reply]
 
     @staticmethod
     def _repeats(program: str | None, earlier: set[str]) -> bool:
@@ -356,10 +372,10 @@ class Session:
 
     def _execute(self, index: int, messages: list[Message], reply: str, author: str, emit: bool = True) -> Turn:
         sid = self._start()
-        program, text = self.program_of(reply)
-        earlier = self._earlier_programs()
+        program, text = self._program(reply)
+        repeated = self._repeats(program, self._earlier_programs())
         if emit:
-            self._emit(ProgramExtracted(sid, index, program, self._repeats(program, earlier)))
+            self._emit(ProgramExtracted(sid, index, program, repeated))
         public = hidden = None
         if program is not None:
             public, hidden = run_public_and_hidden(self.sandbox, self.problem, program, self.settings.sanitize_answers)
@@ -377,6 +393,7 @@ class Session:
             hidden=hidden,
             author=author,
             created_at=time.time(),
+            repeated=repeated and author == "model",  # a person or the search may resubmit
         )
 
     def _record(self, turn: Turn) -> Turn:

@@ -20,15 +20,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.debug import failures as fails
-from assistant.debug.debug_session import LimitedRunner, baseline_run
+from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_run
 from assistant.debug.edit_search import SearchFinished, SearchStarted
 from assistant.debug.file_view import KEPT_ONLY, render
 from assistant.debug.fix_file import debug_problem, project_root
-from assistant.debug.localize import Span, implicated
-from assistant.debug.localize import spans as spans_of
+from assistant.debug.localize import Span
 from assistant.debug.open_session import open_debug_session
-from assistant.debug.spectrum import ranked
 from assistant.loop.recorder import record, resume
 from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.problems.resolve import load_problem
@@ -246,14 +243,12 @@ class SolveController:
         settings = self.services.settings
         runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
         before = baseline_run(runner, self.problem)
-        failed = fails.failures(before)
-        source = self.problem.starter_code
-        suspects = ranked(spans_of(source), before.tests)
-        spans = implicated(source, str(self.problem.target_file), failed, settings.debug.max_spans, suspects)
-        self.emit(BaselineReady(before, implicated_markdown(self.problem, spans)))
-        return open_debug_session(
+        session = open_debug_session(
             self.problem, client, runner, settings, before, loop=self.settings, source="tui", subscriber=self._forward
         )
+        spans = session.implicated_spans() if isinstance(session, DebugSession) else []
+        self.emit(BaselineReady(before, implicated_markdown(self.problem, spans)))
+        return session
 
     def _client(self) -> Any:
         def progress(line: str) -> None:
