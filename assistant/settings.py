@@ -50,21 +50,13 @@ class ModelSettings(Section):
     timeout_s: float = Field(300, gt=0, description="Seconds one completion request may take.")
     retries: int = Field(2, ge=0, description="Retries of a failed completion request (litellm's num_retries).")
     stop_at_fence: bool = Field(
-        True,
-        description="End each reply at the closing fence of its ```python block "
-        "(training uses the same stop: train.yaml stop_at_fence).",
+        True, description="End each reply at its ```python block's closing fence (as training)."
     )
-    stop_on_repetition: bool = Field(
-        True,
-        description="End a reply whose tail repeats a block of repeat_block_chars "
-        "characters repeat_times times in a row.",
-    )
+    stop_on_repetition: bool = Field(True, description="End a reply whose tail repeats a block (repeat_block_chars).")
     repeat_block_chars: int = Field(32, ge=1, description="Shortest repeated block that counts as a loop.")
     repeat_times: int = Field(8, ge=2, description="Repetitions in a row that count as a loop.")
     suppress_docstrings: bool = Field(
-        True,
-        description="Ban the served model's triple-quote tokens, so it does not "
-        "copy the task's docstring into its program (local models).",
+        True, description="Ban a local model's triple-quote tokens (no docstring copies)."
     )
 
     def client_options(self) -> dict[str, Any]:
