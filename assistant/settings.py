@@ -375,6 +375,7 @@ class DebugSettings(Section):
     )
     context_tokens: int | None = Field(None, ge=256, description="The model's context (None: ask the server).")
     test_timeout_s: float = Field(120, gt=0, description="Seconds the project's whole test command may run.")
+    per_test_timeout_s: float = Field(10, ge=0, description="Seconds one test may run; then it fails where it hangs.")
     candidates: int = Field(1, ge=1, le=16, description="Edits tried per turn; the one passing most tests is kept.")
     candidate_temperature: float = Field(
         0.8, ge=0, le=2, description="The sampling temperature of every candidate after the first."

@@ -62,7 +62,7 @@ FINAL_DOCKERFILE = """FROM {base}
 COPY sandbox/ /opt/cobalt/sandbox/
 RUN python3 -m compileall -q /opt/cobalt \\
  && site="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" && mkdir -p "$site" \\
- && cp /opt/cobalt/sandbox/harness/plugins/cobalt_calls.py "$site/" \\
+ && cp /opt/cobalt/sandbox/harness/plugins/cobalt_*.py "$site/" \\
  && if [ ! -e /usr/local/bin/python ] && [ ! -e /usr/bin/python ]; then ln -s /usr/bin/python3 /usr/local/bin/python; fi
 USER 10001:10001
 WORKDIR /work

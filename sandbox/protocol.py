@@ -85,6 +85,7 @@ def prepare(
             target_file=project.target_file,
             test_command=project.test_command,
             follow=project.follow or project.target_file,
+            test_timeout_s=float(project.test_timeout_s),
             n=0,
         )
         job.payload = frame(header)

@@ -225,16 +225,19 @@ class DebugSession(Session):
 
 
 class LimitedRunner:
-    """A sandbox whose every run has the debug command's whole-run limits (debug.test_timeout_s)."""
+    """A sandbox whose every run has the debug command's whole-run limit (debug.test_timeout_s)
+    and each test its own (debug.per_test_timeout_s): a test that hangs fails where it hangs."""
 
-    def __init__(self, sandbox: Runner, limits: Limits) -> None:
-        self.sandbox, self.limits = sandbox, limits
+    def __init__(self, sandbox: Runner, limits: Limits, per_test_s: float = 0.0) -> None:
+        self.sandbox, self.limits, self.per_test_s = sandbox, limits, per_test_s
 
     @classmethod
     def of(cls, sandbox: Runner, limits: Limits, debug: DebugSettings) -> "LimitedRunner":
-        return cls(sandbox, Limits(**{**vars(limits), "timeout_s": debug.test_timeout_s}))
+        return cls(sandbox, Limits(**{**vars(limits), "timeout_s": debug.test_timeout_s}), debug.per_test_timeout_s)
 
     def run(self, program: str, tests: list, kind: str, limits: Any = None, project: Any = None) -> RunResult:
+        if project is not None and self.per_test_s and not project.test_timeout_s:
+            project = replace(project, test_timeout_s=self.per_test_s)
         return self.sandbox.run(program, tests, kind, limits=limits or self.limits, project=project)  # type: ignore[call-arg]
 
 

@@ -144,7 +144,7 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
     calls = f"/tmp/calls-{os.urandom(8).hex()}.json"  # which of the target's functions each test ran
     addopts = (
         f"-p no:cacheprovider --junitxml={report} -o junit_family=xunit1 --tb=short"  # frames: path:line: in f
-        " -p cobalt_calls"
+        " -p cobalt_calls -p cobalt_timeout"
     )
     env = dict(
         PYTEST_ENV,
@@ -153,6 +153,7 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
         COBALT_CALLS_TARGET=header.get("follow") or header["target_file"],
         COBALT_CALLS_ROOT=PROJECT,
         COBALT_CALLS_OUT=calls,
+        COBALT_TEST_TIMEOUT_S=str(header.get("test_timeout_s") or 0),
     )
     command = ["/bin/sh", "-c", header["test_command"]]
 
