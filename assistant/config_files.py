@@ -75,13 +75,20 @@ def describe(error: ValidationError, prefix: tuple[str, ...] = ()) -> str:
     return f"config key {key}: {words}, got {first['input']!r}"
 
 
-def read_typed(path: Path, model: type[M]) -> M:
-    """The YAML mapping at `path` validated as `model`; ConfigError (one sentence naming the
-    file and the key) when it does not fit."""
+def validated(data: Any, model: type[M], path: Path | None = None, prefix: tuple[str, ...] = ()) -> M:
+    """`data` (read from the file at `path`, under the keys `prefix`) validated as `model`: the one
+    way every YAML file becomes typed settings; ConfigError (one sentence naming the file and the
+    key) when it does not fit."""
     try:
-        return model.model_validate(read_yaml(path))
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"config file {path}: {describe(exc)}") from None
+        where = f"config file {path}: " if path is not None else ""
+        raise ConfigError(where + describe(exc, prefix)) from None
+
+
+def read_typed(path: Path, model: type[M]) -> M:
+    """The YAML mapping at `path` validated as `model` (`validated`)."""
+    return validated(read_yaml(path), model, path)
 
 
 class PromptError(ValueError):

@@ -5,8 +5,9 @@ sandbox, loop, paths, collect, eval, train), each field documented, with the def
 `assistant.settings_loader.load_settings` builds it once per process (YAML files, `--config FILE`,
 `COBALT__SECTION__KEY` variables, `COBALT_HOME`); commands hand each function below them
 the section(s) it needs. The sandbox section is the sandbox package's own `SandboxSettings`.
-The `train:` section holds only a user's overrides of `configs/train.yaml`: the trainer merges
-them over its profiles (`trainer.train_settings.load_train_settings`). Each default is stated
+The `train:` section is a user's overrides of `configs/train.yaml`, owned by the trainer: it
+registers the check of the section (`cobalt.settings` entry points, run by the loader) and merges
+it over its profiles into its one typed form (`trainer.train_settings.load_train_settings`). Each default is stated
 once, by its field here (the shipped YAML files spell the same values out, and a test holds
 them equal). This module describes and validates settings; it opens no file of its own (the
 prompt names are checked against `assistant.config_files.prompt_catalog`, configs/prompts.yaml
@@ -296,43 +297,6 @@ class EvalSection(Section):
         return loop.merged({**self.loop, "turns": turns})
 
 
-class TrainSection(Section):
-    """A user's overrides of `configs/train.yaml` (applied over the chosen profile); the trainer
-    validates the keys of each sub-section."""
-
-    profile: str | None = Field(None, description="The training profile (auto: gpu with CUDA, else cpu-small).")
-    profiles: dict[str, dict[str, Any]] = Field({}, description="Profiles to add or change.")
-    dataset: dict[str, Any] = Field({}, description="Overrides of the bandit dataset settings.")
-    reward: dict[str, Any] = Field({}, description="Overrides of the sandbox reward settings.")
-    lora: dict[str, Any] = Field({}, description="Overrides of the peft.LoraConfig keys.")
-    grpo: dict[str, Any] = Field({}, description="Overrides of the trl.GRPOConfig keys.")
-    gate: dict[str, Any] = Field({}, description="Overrides of the promotion gate settings.")
-    nightly: dict[str, Any] = Field({}, description="Overrides of the nightly job settings.")
-    launcher: dict[str, Any] = Field({}, description="Overrides of the launcher settings (training processes).")
-    ship: dict[str, Any] = Field({}, description="Overrides of the shipped-adapter settings (export, import).")
-    continue_from_current: bool | None = Field(None, description="Train from the current adapter (None: train.yaml's).")
-    stop_at_fence: bool | None = Field(None, description="End completions at the closing fence (None: train.yaml's).")
-    max_minutes: float | None = Field(
-        None, ge=0, description="Wall-clock budget of a training run in minutes (0: none)."
-    )
-    suppress_docstrings: bool | None = Field(
-        None, description="Ban triple-quote tokens in completions (None: train.yaml's)."
-    )
-    greedy_anchor: bool | None = Field(
-        None, description="Decode the first completion of each group greedily (None: train.yaml's)."
-    )
-    guide_anchor: bool | None = Field(
-        None, description="Make the last completion of a guided group its guide (None: train.yaml's)."
-    )
-    cpu_bf16: Literal["auto", "always"] | None = Field(
-        None, description="grpo.bf16 without CUDA: auto (only with native bf16) or always (None: train.yaml's)."
-    )
-
-    def overrides(self) -> dict[str, Any]:
-        """The keys the user set, as a mapping to merge over train.yaml and the profile."""
-        return self.model_dump(exclude_defaults=True)
-
-
 def _scalars(value: Any) -> Any:
     """Text from the environment read as a YAML scalar (`3` an int, `true` a bool), as in a file."""
     if isinstance(value, dict):
@@ -343,6 +307,8 @@ def _scalars(value: Any) -> Any:
 def _free_form(model: Any, data: dict[str, Any]) -> dict[str, Any]:
     """Parse the values under free-form mappings (train.grpo, eval.loop, ...) of `model`;
     typed fields are left to pydantic."""
+    if get_origin(model) is dict:  # a section owned by a plug-in (train): all of it free-form
+        return _scalars(data)
     fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
     for key, value in data.items():
         annotation = fields[key].annotation if key in fields else None
@@ -397,7 +363,9 @@ class Settings(BaseSettings):
     paths: PathsSettings = Field(default_factory=PathsSettings, description="Data and cache directories.")
     collect: CollectSettings = Field(default_factory=CollectSettings, description="`cobalt collect` runs.")
     eval: EvalSection = Field(default_factory=EvalSection, description="Evaluation and comparison.")
-    train: TrainSection = Field(default_factory=TrainSection, description="Overrides of configs/train.yaml.")
+    train: dict[str, Any] = Field(
+        {}, description="Overrides of configs/train.yaml: the trainer's section (`cobalt.settings` entry point)."
+    )
     debug: DebugSettings = Field(default_factory=DebugSettings, description="`cobalt debug` on a user's project.")
 
     @model_validator(mode="after")

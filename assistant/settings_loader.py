@@ -3,7 +3,9 @@ deep-merged with `--config FILE` (or $COBALT_CONFIG), then `COBALT__SECTION__KEY
 variables (pydantic-settings, `env_nested_delimiter="__"`), into one typed `Settings`.
 
 A value that does not fit gives a ConfigError of one sentence naming the key, e.g.
-"config key sandbox.pool_size: must be an integer, got 'x'" (`describe`). This is the only
+"config key sandbox.pool_size: must be an integer, got 'x'" (`describe`). A section an upper
+package owns (`train:`) is checked by the function it registers in the `cobalt.settings`
+entry-point group (`trainer.train_settings.check_overrides`). This is the only
 place that sees the whole configuration as a mapping; what the settings mean lives in
 `assistant.settings`, reading the files in `assistant.config_files`.
 """
@@ -12,15 +14,17 @@ from __future__ import annotations
 
 import copy
 import os
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from assistant.config_files import REPO_CONFIGS, describe, read_yaml
-from assistant.errors import ConfigError
+from assistant.errors import ConfigError, UserError
 from assistant.settings import Settings
 
+SECTION_CHECKS = "cobalt.settings"  # entry points: section name -> check(mapping), raising one sentence
 DEFAULT_CONFIG = REPO_CONFIGS / "default.yaml"
 EVAL_CONFIG = REPO_CONFIGS / "eval.yaml"
 
@@ -47,6 +51,12 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
         data = merge(data, read_yaml(Path(path)))
     data = merge(data, overrides or {})
     try:
-        return Settings(**data)
+        settings = Settings(**data)
     except ValidationError as exc:
         raise ConfigError(describe(exc)) from None
+    for point in entry_points(group=SECTION_CHECKS):
+        try:
+            point.load()(getattr(settings, point.name))
+        except (UserError, ValueError) as exc:  # the check's one sentence names the key
+            raise ConfigError(str(exc)) from None
+    return settings

@@ -1,7 +1,9 @@
 """The trainer's settings: `configs/train.yaml`, then the chosen profile (`cpu-small`, `gpu`,
-`test`, or one a user adds under `train.profiles`), then the loaded `train:` settings section
-(`assistant.settings.TrainSection`: `--config FILE` and `COBALT__TRAIN__...` variables), which
-overrides both.
+`test`, or one a user adds under `train.profiles`), then the `train:` section of the loaded
+settings (a mapping from `--config FILE` and `COBALT__TRAIN__...` variables), which overrides
+both. `TrainSettings` is the one typed form of all three: `check_overrides`, registered as the
+`train` entry of the `cobalt.settings` entry points, validates a user's section into it when
+the settings load, so a wrong key stops every command with one sentence.
 
 Sections with a fixed meaning are settings sections in the one style of `assistant.settings`
 (pydantic models, a description and the default per field, unknown keys refused); the `grpo:`
@@ -14,13 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field
 
-from assistant.config_files import REPO_CONFIGS, read_yaml
+from assistant.config_files import REPO_CONFIGS, read_yaml, validated
 from assistant.errors import UserError
 from assistant.serving.device import on_gpu
-from assistant.settings import Section, TrainSection
-from assistant.settings_loader import describe, merge
+from assistant.settings import Section
+from assistant.settings_loader import merge
 
 TRAIN_CONFIG = REPO_CONFIGS / "train.yaml"
 
@@ -329,10 +331,7 @@ def _build(cls: type[Section], data: dict[str, Any] | None, section: str) -> Any
             f"configs/train.yaml: unknown key(s) {', '.join(unknown)} in '{section}'; "
             f"known keys are {', '.join(sorted(known))}"
         )
-    try:
-        return cls(**data)
-    except ValidationError as exc:
-        raise UserError(describe(exc, prefix=("train", section))) from None
+    return validated(data, cls, prefix=("train", section))
 
 
 def _minutes(value: Any) -> float | None:
@@ -344,31 +343,42 @@ def _minutes(value: Any) -> float | None:
     except (TypeError, ValueError):
         minutes = -1.0
     if minutes < 0:
-        raise UserError(
-            f"configs/train.yaml: max_minutes must be a number of minutes >= 0 (0: no limit), not {value!r}"
-        )
+        raise UserError(f"config key train.max_minutes: must be a number of minutes >= 0 (0: no limit), not {value!r}")
     return minutes
 
 
-def ship_settings(section: TrainSection | None = None, path: Path | None = None) -> ShipSettings:
+def ship_settings(section: dict[str, Any] | None = None, path: Path | None = None) -> ShipSettings:
     """The `ship:` section alone (train.yaml's, then the user's), without choosing a profile:
     read before every serve, so it must not import torch to find the default profile."""
     base = read_yaml(path or TRAIN_CONFIG).get("ship") or {}
-    user = (section.overrides() if section is not None else {}).get("ship") or {}
+    user = (section or {}).get("ship") or {}
     return _build(ShipSettings, merge(base, user), "ship")
 
 
+def check_overrides(section: dict[str, Any]) -> None:
+    """The check of a user's `train:` section (the `cobalt.settings` entry point): its keys and
+    values validated into `TrainSettings` over train.yaml and its profile (`auto` taken as
+    cpu-small, whose keys are every profile's: no device is probed); UserError of one sentence."""
+    if section:
+        load_train_settings(section, None, auto="cpu-small")
+
+
 def load_train_settings(
-    section: TrainSection | None = None, profile: str | None = None, path: Path | None = None
+    section: dict[str, Any] | None = None, profile: str | None = None, path: Path | None = None, auto: str = ""
 ) -> TrainSettings:
-    """Settings for `profile` (default: the configured one; `auto` picks gpu or cpu-small),
-    with the user's overrides from the `train:` settings `section`."""
+    """Settings for `profile` (default: the configured one; `auto` picks gpu or cpu-small, or
+    `auto` when given), with the user's overrides (the `train:` settings section)."""
     base = read_yaml(path or TRAIN_CONFIG)
-    user = section.overrides() if section is not None else {}
+    user = dict(section or {})
+    known = set(TrainSettings.model_fields) - {"raw"} | {"profiles"}
+    if unknown := sorted(set(user) - known):
+        raise UserError(
+            f"config section train: unknown key(s) {', '.join(unknown)}; known keys are {', '.join(sorted(known))}"
+        )
     profiles = merge(base.get("profiles") or {}, user.get("profiles") or {})
     name = profile or str(user.get("profile") or base.get("profile") or "auto")
     if name == "auto":
-        name = "gpu" if on_gpu() else "cpu-small"
+        name = auto or ("gpu" if on_gpu() else "cpu-small")
     if name not in profiles:
         raise UserError(f"no training profile named {name!r}; profiles: {', '.join(sorted(profiles))}")
 
@@ -381,7 +391,4 @@ def load_train_settings(
     given["max_minutes"] = _minutes(given.get("max_minutes"))
     sections = {key: _build(cls, merged.get(key), key) for key, cls in SECTIONS.items()}
     data = {k: v for k, v in given.items() if v is not None} | sections | {"raw": merged}
-    try:
-        return TrainSettings(**data)
-    except ValidationError as exc:
-        raise UserError(describe(exc, prefix=("train",))) from None
+    return validated(data, TrainSettings, prefix=("train",))

@@ -22,10 +22,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Callable
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from assistant.config_files import REPO_CONFIGS, describe, read_yaml
-from assistant.errors import ConfigError, UserError
+from assistant.config_files import REPO_CONFIGS, read_yaml, validated
+from assistant.errors import UserError
 from assistant.serving.pip_fetch import pip_download
 from assistant.serving.tiny_model import TinySpec, build_tiny
 from assistant.settings import PathsSettings, Section, resolved
@@ -74,13 +74,10 @@ class ModelEntry(Section):
 @cache
 def catalog() -> dict[str, ModelEntry]:
     """configs/models.yaml, read once per process: the built-in models by name."""
-    entries = {}
-    for name, spec in read_yaml(MODELS_YAML).items():
-        try:
-            entries[str(name)] = ModelEntry.model_validate(spec or {})
-        except ValidationError as exc:
-            raise ConfigError(f"config file {MODELS_YAML}: {describe(exc, prefix=(str(name),))}") from None
-    return entries
+    return {
+        str(name): validated(spec or {}, ModelEntry, MODELS_YAML, (str(name),))
+        for name, spec in read_yaml(MODELS_YAML).items()
+    }
 
 
 def _cache(paths: PathsSettings | None) -> Path:

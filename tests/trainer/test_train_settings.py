@@ -11,7 +11,6 @@ import pytest
 
 from assistant.config_files import read_yaml
 from assistant.errors import UserError
-from assistant.settings import TrainSection
 from assistant.settings_loader import load_settings
 from trainer.train_settings import SECTIONS, TRAIN_CONFIG, TrainSettings, load_train_settings
 from trainer.training import grpo
@@ -33,16 +32,16 @@ def test_profiles_build_trl_and_peft_configs(profile: str, tmp_path: Path) -> No
 
 
 def test_overrides_and_errors(tmp_path: Path) -> None:
-    section = TrainSection(grpo={"learning_rate": 1e-4}, gate={"turns": 3})
+    section = dict(grpo={"learning_rate": 1e-4}, gate={"turns": 3})
     settings = load_train_settings(section, "cpu-small")
     assert settings.grpo["learning_rate"] == 1e-4 and settings.gate.turns == 3
     assert settings.grpo["num_generations"] == 4  # the profile still applies
     with pytest.raises(UserError, match="no training profile named 'nope'"):
         load_train_settings(section, "nope")
-    section = TrainSection(gate={"sampels": 3})
+    section = dict(gate={"sampels": 3})
     with pytest.raises(UserError, match="unknown key\\(s\\) sampels in 'gate'"):
         load_train_settings(section, "test")
-    section = TrainSection(grpo={"learnin_rate": 3})
+    section = dict(grpo={"learnin_rate": 3})
     with pytest.raises(UserError, match="learnin_rate"):
         grpo_config(load_train_settings(section, "test"), tmp_path)
 
@@ -51,7 +50,7 @@ def test_cpu_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 12 item 5: constant learning rate, LoRA on every linear projection, completions
     long enough for the answer format, more than one prompt per step; the base model in bf16
     on a CPU that multiplies bf16 natively, float32 on one that does not (`cpu_bf16: auto`)."""
-    settings = load_train_settings(TrainSection(), "cpu-small")
+    settings = load_train_settings({}, "cpu-small")
     monkeypatch.setattr(grpo, "native_bf16", lambda: True)
     args = grpo_config(settings, tmp_path)
     assert args.lr_scheduler_type == "constant" and args.max_completion_length >= 512
@@ -59,7 +58,7 @@ def test_cpu_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert args.bf16 is True and args.use_cpu is True
     monkeypatch.setattr(grpo, "native_bf16", lambda: False)
     assert grpo_config(settings, tmp_path).bf16 is False
-    forced = load_train_settings(TrainSection(cpu_bf16="always"), "cpu-small")
+    forced = load_train_settings(dict(cpu_bf16="always"), "cpu-small")
     assert grpo_config(forced, tmp_path).bf16 is True
     assert args.per_device_train_batch_size * args.gradient_accumulation_steps // args.num_generations >= 2
     assert set(lora_config(settings).target_modules) == {
@@ -74,9 +73,9 @@ def test_cpu_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_bad_value_names_the_train_key() -> None:
-    assert load_train_settings(TrainSection(gate={"turns": "3"}), "test").gate.turns == 3  # as in a file
+    assert load_train_settings(dict(gate={"turns": "3"}), "test").gate.turns == 3  # as in a file
     with pytest.raises(UserError, match=r"^config key train\.gate\.turns: must be an integer, got 'x'$"):
-        load_train_settings(TrainSection(gate={"turns": "x"}), "test")
+        load_train_settings(dict(gate={"turns": "x"}), "test")
 
 
 def test_class_defaults_match_the_shipped_train_yaml() -> None:

@@ -66,10 +66,11 @@ def test_env_override_reaches_config(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_nested_env_override_and_file_layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assistant.errors import ConfigError
     from assistant.settings_loader import load_settings
 
     config = tmp_path / "cobalt.yaml"
-    config.write_text("sandbox:\n  limits:\n    memory_mb: 256\n    timeout_s: 3\ntrain:\n  gate:\n    samples: 5\n")
+    config.write_text("sandbox:\n  limits:\n    memory_mb: 256\n    timeout_s: 3\ntrain:\n  gate:\n    turns: 5\n")
     for name in [n for n in os.environ if n.upper().startswith("COBALT__")]:
         monkeypatch.delenv(name)  # e.g. the suite's empty ship directory
     monkeypatch.setenv("COBALT__SANDBOX__LIMITS__TIMEOUT_S", "2.5")
@@ -78,7 +79,14 @@ def test_nested_env_override_and_file_layers(tmp_path: Path, monkeypatch: pytest
     assert settings.sandbox.limits.timeout_s == 2.5  # the variable wins over the file
     assert settings.sandbox.limits.memory_mb == 256 and settings.sandbox.limits.pids == 64  # file, default
     assert settings.loop.timeout_s == 2.5  # the loop quotes the sandbox's per-test timeout
-    assert settings.train.overrides() == {"gate": {"samples": 5}, "grpo": {"max_steps": 7}}
+    assert settings.train == {"gate": {"turns": 5}, "grpo": {"max_steps": 7}}
+    # the trainer owns the train: section; its check (a cobalt.settings entry point) runs at load
+    config.write_text("train:\n  gate:\n    sampels: 5\n")
+    with pytest.raises(ConfigError, match="unknown key\\(s\\) sampels in 'gate'"):
+        load_settings(config)
+    config.write_text("train:\n  epochs: 5\n")
+    with pytest.raises(ConfigError, match="config section train: unknown key\\(s\\) epochs"):
+        load_settings(config)
 
 
 def test_cobalt_home_places_data_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

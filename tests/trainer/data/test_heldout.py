@@ -94,7 +94,6 @@ def test_dataset_build_never_sees_eval_or_heldout_sessions(
 def test_the_nightly_dataset_never_sees_eval_or_heldout_sessions(
     cobalt_home: Path, tmp_path: Path, sandbox: Any
 ) -> None:
-    from assistant.settings import TrainSection
     from trainer.release.nightly import Retrain
     from trainer.release.runstate import Run
     from trainer.train_settings import load_train_settings
@@ -106,7 +105,7 @@ def test_the_nightly_dataset_never_sees_eval_or_heldout_sessions(
             store.insert_session(s)
     job = Retrain(
         config,
-        load_train_settings(TrainSection(), "test"),
+        load_train_settings({}, "test"),
         model="tiny",
         sandbox_factory=lambda: sandbox,
         progress=lambda _: None,

@@ -13,7 +13,6 @@ from collections import Counter
 
 import pytest
 
-from assistant.settings import TrainSection
 from assistant.settings_loader import load_settings
 from trainer.release.gate import MEASURES, decide, gate_items, gate_problems, gate_table
 from trainer.release.gate_sim import equal_promote_rate, measures, promote_rate
@@ -22,7 +21,7 @@ from trainer.train_settings import GateSettings, load_train_settings
 
 @pytest.fixture(scope="module")
 def gate() -> GateSettings:
-    return load_train_settings(TrainSection(), "cpu-small").gate
+    return load_train_settings({}, "cpu-small").gate
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assistant.settings import TrainSection
 from tests.trainer.release.test_adapter_export import GATE, trained
 from trainer.release.adapter_export import export_adapter
 from trainer.release.registry import AdapterVersion, Registry
@@ -62,7 +61,7 @@ def test_before_serve_imports_promotes_and_merges_once(home_config: Any, tmp_pat
     settings = home_config.model_copy(
         update={
             "paths": home_config.paths.model_copy(update={"data_dir": home}),
-            "train": TrainSection(ship={"dir": str(ship_dir)}),
+            "train": {"ship": {"dir": str(ship_dir)}},
         }
     )
     said: list[str] = []

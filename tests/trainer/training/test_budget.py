@@ -28,7 +28,7 @@ def test_bad_budget_is_one_sentence(value: object, tmp_path: Path) -> None:
         load_settings(overrides={"train": {"max_minutes": value}})
     train_yaml = tmp_path / "train.yaml"
     train_yaml.write_text(f"max_minutes: {value}\nprofiles: {{test: {{}}}}\n")
-    with pytest.raises(UserError, match="max_minutes must be a number of minutes >= 0"):
+    with pytest.raises(UserError, match="train.max_minutes: must be a number of minutes >= 0"):
         load_train_settings(None, "test", path=train_yaml)
 
 
