@@ -1,6 +1,7 @@
 """Terminal helpers shared by every command module, the assistant's own and the trainer's
 (which plug into `cobalt` through entry points and so must not import `assistant.cli`):
-an argparse type for counts, the shared parts of their parsers and a progress bar over many sessions.
+an argparse type for counts, the shared parts of their parsers (`--json` among them), the
+printing of a result as JSON or text, and a progress bar over many sessions.
 
 It parses nothing and opens nothing; the commands do.
 """
@@ -8,6 +9,7 @@ It parses nothing and opens nothing; the commands do.
 from __future__ import annotations
 
 import argparse
+import json
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -34,6 +36,20 @@ def add_action(
     parser = actions.add_parser(name, help=help)
     parser.set_defaults(func=func)
     return parser
+
+
+def add_json(parser: argparse.ArgumentParser, help: str = "print one JSON object") -> None:
+    """`--json`: the command prints its result as JSON (`print_result`) instead of text."""
+    parser.add_argument("--json", action="store_true", help=help)
+
+
+def print_result(
+    as_json: bool, data: Any, describe: Callable[[Any], str], default: Callable[[Any], Any] | None = None
+) -> int:
+    """Print `data` as one JSON object (`default` as in `json.dumps`) or, without --json,
+    the text `describe(data)`; returns the command's exit code, 0."""
+    print(json.dumps(data, default=default) if as_json else describe(data))
+    return 0
 
 
 def add_concurrency(parser: argparse.ArgumentParser, default: str) -> None:

@@ -30,6 +30,7 @@ import json
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,11 +117,15 @@ def _tasks(
     return chosen, [s for p in chosen for s in by_hash[p.content_hash()]]
 
 
+def _batch(args: argparse.Namespace) -> int:
+    """Completions per step (training examples): G for each of the step's prompts."""
+    return args.generations * max(1, getattr(args, "prompts_per_step", 1))
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    g = args.generations
     return {
-        "num_generations": g,
-        "per_device_train_batch_size": g * max(1, getattr(args, "prompts_per_step", 1)),
+        "num_generations": args.generations,
+        "per_device_train_batch_size": _batch(args),
         "gradient_accumulation_steps": 1,
         "max_completion_length": args.max_completion_length,
         "save_strategy": "no",
@@ -128,49 +133,53 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def build_dataset(
-    paths: PathsSettings,
-    loop: LoopSettings,
-    settings: Any,
-    model: str,
-    sessions: list[Any],
-    sandbox: Any,
-    out: Path,
-    perturb: bool = False,
-) -> Any:
-    """The bandit dataset of `sessions` built into `out`."""
-    tokenizer = build.load_tokenizer(model, paths)
+@dataclass
+class Side:
+    """What every side of the comparison runs with: where models live, the loop (its prompt
+    style), the training settings, the policy model, the sandbox and the command's arguments."""
+
+    paths: PathsSettings
+    loop: LoopSettings
+    settings: TrainSettings
+    model: str
+    sandbox: Any
+    args: argparse.Namespace
+
+
+def build_dataset(side: Side, sessions: list[Any], work: Path, perturb: bool = False) -> Any:
+    """The bandit dataset of `sessions` built into `work/dataset`, where `train_side` reads it."""
+    tokenizer = build.load_tokenizer(side.model, side.paths)
     return build.build(
-        sessions, out, settings, tokenizer=tokenizer, sandbox=sandbox, loop=loop, perturb=perturb, progress=_say
+        sessions,
+        work / "dataset",
+        side.settings,
+        tokenizer=tokenizer,
+        sandbox=side.sandbox,
+        loop=side.loop,
+        perturb=perturb,
+        progress=_say,
     )
 
 
 def train_side(
-    paths: PathsSettings,
-    settings: Any,
-    model: str,
-    dataset: Path,
-    sandbox: Any,
-    out: Path,
-    args: argparse.Namespace,
-    steps: int,
-    grpo_extra: dict[str, Any] | None = None,
+    side: Side, work: Path, name: str, steps: int, grpo_extra: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], Any]:
-    """GRPO on `dataset` for `steps` steps into `out`: its cost and reward curve."""
+    """GRPO on the dataset built in `work` for `steps` steps into `work/name`: its cost and reward curve."""
+    args = side.args
     result = grpo.train(
-        settings,
-        model=model,
-        dataset=dataset,
-        out=out,
-        paths=paths,
-        sandbox=sandbox,
+        side.settings,
+        model=side.model,
+        dataset=work / "dataset",
+        out=work / name,
+        paths=side.paths,
+        sandbox=side.sandbox,
         max_steps=steps,
         progress=_say,
         **_overrides(args),
         **(grpo_extra or {}),
     )
     m = result.meta["metrics"]
-    examples = steps * args.generations * max(1, args.prompts_per_step)
+    examples = steps * _batch(args)
     return {
         "seconds_per_example": m["wall_s"] / examples,
         "wall_s": m["wall_s"],
@@ -189,44 +198,27 @@ def train_side(
 
 
 def bandit_side(
-    paths: PathsSettings,
-    loop: LoopSettings,
-    settings: Any,
-    model: str,
-    sessions: list[Any],
-    sandbox: Any,
-    work: Path,
-    args: argparse.Namespace,
-    steps: int,
-    perturb: bool = False,
+    side: Side, sessions: list[Any], work: Path, steps: int, perturb: bool = False
 ) -> tuple[dict[str, Any], Any]:
-    built = build_dataset(paths, loop, settings, model, sessions, sandbox, work / "dataset", perturb)
-    side, result = train_side(paths, settings, model, work / "dataset", sandbox, work / "bandit", args, steps)
-    return {**side, "prompts": built.train_rows}, result
+    built = build_dataset(side, sessions, work, perturb)
+    trained, result = train_side(side, work, "bandit", steps)
+    return {**trained, "prompts": built.train_rows}, result
 
 
-def paths_side(
-    paths: PathsSettings,
-    loop: LoopSettings,
-    settings: TrainSettings,
-    model: str,
-    sessions: list[Any],
-    sandbox: Any,
-    work: Path,
-    args: argparse.Namespace,
-) -> dict[str, Any]:
+def paths_side(side: Side, sessions: list[Any], work: Path) -> dict[str, Any]:
     """Each of `args.paths` trained on the same dataset, its prompts per hour and CPU-hour."""
-    built = build_dataset(paths, loop, settings, model, sessions, sandbox, work / "dataset")
+    args = side.args
+    built = build_dataset(side, sessions, work)
     out: dict[str, Any] = {"dataset_prompts": built.train_rows}
     for name in args.paths:
         _say(f"{name} step: {args.steps} steps x {args.prompts_per_step} prompts x {args.generations} completions")
         shared_prefix, grpo_extra = PATHS[name]
-        chosen = settings.model_copy(update={"shared_prefix": shared_prefix})
-        side, _ = train_side(paths, chosen, model, work / "dataset", sandbox, work / name, args, args.steps, grpo_extra)
-        prompts = side["prompts_trained"]
-        side["prompts_per_hour"] = round(prompts * 3600 / side["wall_s"], 2) if side["wall_s"] else None
-        side["prompts_per_cpu_hour"] = round(prompts * 3600 / side["cpu_s"], 2) if side["cpu_s"] else None
-        out[name] = side
+        chosen = replace(side, settings=side.settings.model_copy(update={"shared_prefix": shared_prefix}))
+        trained, _ = train_side(chosen, work, name, args.steps, grpo_extra)
+        prompts = trained["prompts_trained"]
+        trained["prompts_per_hour"] = round(prompts * 3600 / trained["wall_s"], 2) if trained["wall_s"] else None
+        trained["prompts_per_cpu_hour"] = round(prompts * 3600 / trained["cpu_s"], 2) if trained["cpu_s"] else None
+        out[name] = trained
     if "standard" in out:
         for name in (n for n in args.paths if n != "standard"):
             for key in ("prompts_per_hour", "prompts_per_cpu_hour"):
@@ -240,28 +232,20 @@ def _ratio_key(key: str, name: str) -> str:
     return f"ratio_{key}" + ("" if name == "shared" else "_" + name.replace("-", "_"))
 
 
-def baseline_side(
-    paths: PathsSettings,
-    loop: LoopSettings,
-    settings: Any,
-    model: str,
-    problems: list[Problem],
-    sandbox: Any,
-    work: Path,
-    args: argparse.Namespace,
-) -> dict[str, Any]:
+def baseline_side(side: Side, problems: list[Problem], work: Path) -> dict[str, Any]:
     import os
 
     from datasets import Dataset
 
+    args = side.args
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL
-    style = prompts.style_for(loop)
+    style = prompts.style_for(side.loop)
     rows = [{"prompt": style.initial_messages(p), "task_id": p.id} for p in problems]
-    gargs = grpo.grpo_config(settings, work / "baseline", args.steps, **_overrides(args))
-    model_path = models.resolve(model, paths)
+    gargs = grpo.grpo_config(side.settings, work / "baseline", args.steps, **_overrides(args))
+    model_path = models.resolve(side.model, side.paths)
     rollout = MultiTurnRollout(
         {MultiTurnRollout.prompt_key(r["prompt"]): p for r, p in zip(rows, problems)},
-        sandbox,
+        side.sandbox,
         None,
         args.turns,
         args.max_completion_length,
@@ -269,14 +253,14 @@ def baseline_side(
         style=style,
     )
     trainer = grpo.make_trainer(
-        model_path, settings, gargs, Dataset.from_list(rows), [trajectory_reward], rollout_func=rollout
+        model_path, side.settings, gargs, Dataset.from_list(rows), [trajectory_reward], rollout_func=rollout
     )
     rollout.tok = trainer.processing_class
     started = time.monotonic()
     trainer.train()
     wall = time.monotonic() - started
     rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
-    examples = args.steps * args.generations * max(1, args.prompts_per_step)
+    examples = args.steps * _batch(args)
     return {
         "seconds_per_example": wall / examples,
         "wall_s": round(wall, 1),
@@ -290,7 +274,6 @@ def baseline_side(
 def main(args: argparse.Namespace, config: Settings) -> int:
     settings = load_train_settings(config.train, args.profile)
     model = args.model or config.model.name
-    paths, loop = config.paths, config.loop
     out: dict[str, Any] = {
         "model": model,
         "tasks": args.tasks,
@@ -306,32 +289,29 @@ def main(args: argparse.Namespace, config: Settings) -> int:
         problems, sessions = _tasks(config.eval, store, args.tasks, args.split, args.limit, settings.dataset.sources)
     out["task_ids"] = [p.id for p in problems]
     sandbox = open_sandbox(config)
+    side = Side(config.paths, config.loop, settings, model, sandbox, args)
     try:
         with tempfile.TemporaryDirectory(prefix="cobalt-bench-train-") as tmp:
             work = Path(tmp)
             if args.paths:
-                out["paths"] = paths_side(paths, loop, settings, model, sessions, sandbox, work / "p", args)
+                out["paths"] = paths_side(side, sessions, work / "p")
             elif not args.skip_compare:
                 _say(f"Cobalt (bandit): {args.steps} steps x {args.generations} single-step completions")
-                out["cobalt"], _ = bandit_side(
-                    paths, loop, settings, model, sessions, sandbox, work / "c", args, args.steps
-                )
+                out["cobalt"], _ = bandit_side(side, sessions, work / "c", args.steps)
                 _say(
                     f"baseline (multi-turn online GRPO, T={args.turns}): "
                     f"{args.steps} steps x {args.generations} trajectories"
                 )
-                out["baseline"] = baseline_side(paths, loop, settings, model, problems, sandbox, work / "b", args)
+                out["baseline"] = baseline_side(side, problems, work / "b")
                 ratio = out["cobalt"]["seconds_per_example"] / out["baseline"]["seconds_per_example"]
                 out.update(ratio=round(ratio, 3), target=TARGET, meets_target=ratio <= TARGET)
             if args.real:
                 _say(f"real training: {args.real_steps} steps on the bandit dataset of {len(problems)} tasks")
-                real, result = bandit_side(
-                    paths, loop, settings, model, sessions, sandbox, work / "r", args, args.real_steps, perturb=True
-                )
+                real, result = bandit_side(side, sessions, work / "r", args.real_steps, perturb=True)
                 curve = real["reward_curve"]
                 out["real"] = {**real, "rose": bool(curve) and real["last_reward"] > real["first_reward"]}
                 if args.register:
-                    item = Registry.open(paths).register(result.adapter, result.meta)
+                    item = Registry.open(config.paths).register(result.adapter, result.meta)
                     out["real"]["registered"] = {"version": item.version, "name": item.name}
     finally:
         sandbox.close()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.cli.loop_output import sigterm_as_interrupt
 from assistant.cli.trajectories_cmd import print_stats
-from assistant.console import add_concurrency, positive_int
+from assistant.console import add_concurrency, add_json, positive_int
 from assistant.loop.collect import collect
 from assistant.problems.resolve import load_problems
 from assistant.problems.schema import ProblemError
@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="take every turn, also after the public tests pass (yields 'public passed, hidden "
         "failed' training prompts)",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    add_json(parser, "print one JSON object at the end")
     parser.set_defaults(func=run)
 
 

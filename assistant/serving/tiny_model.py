@@ -66,6 +66,11 @@ class TinySpec(Section):
     max_position_embeddings: int = Field(ge=1, description="Qwen2Config max_position_embeddings.")
     seed: int = Field(0, description="Seeds the tokenizer's corpus and the random weights.")
 
+    def qwen2_shape(self) -> dict[str, int]:
+        """The fields named after Qwen2Config's: all but the vocabulary size (the trained
+        tokenizer's length is the model's) and the seed."""
+        return self.model_dump(exclude={"vocab_size", "seed"})
+
 
 def build_tiny(spec: TinySpec, out: Path) -> None:
     import torch
@@ -75,12 +80,7 @@ def build_tiny(spec: TinySpec, out: Path) -> None:
     tokenizer = build_tokenizer(spec.vocab_size, seed)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
-        hidden_size=spec.hidden_size,
-        intermediate_size=spec.intermediate_size,
-        num_hidden_layers=spec.num_hidden_layers,
-        num_attention_heads=spec.num_attention_heads,
-        num_key_value_heads=spec.num_key_value_heads,
-        max_position_embeddings=spec.max_position_embeddings,
+        **spec.qwen2_shape(),
         tie_word_embeddings=False,
         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
         pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.console import action_parsers, add_action
+from assistant.console import action_parsers, add_action, add_json, print_result
 from assistant.errors import UserError
 from assistant.serving import hot_load, server
 from assistant.serving.adapters import read_current, served_base_name
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = action_parsers(sub, "adapters", "list, promote, roll back, export or import LoRA adapter versions")
     p = add_action(actions, "list", list_cmd, "list adapter versions (* marks the current one)")
     p.add_argument("--model", help="only adapters of this base model")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     p = add_action(actions, "promote", promote_cmd, "make a version the current adapter of its base model")
     p.add_argument("version", help="version number (e.g. 3 or v3)")
     p.add_argument("--reason", required=True, help="why (recorded in the history)")
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("version", help="version number (e.g. 3 or v3)")
     p.add_argument("--promote", action="store_true", help="promote the version when the gate passes it")
     p.add_argument("--server", metavar="URL", help="api base of a running base-model server (default: the data dir's)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     add_profile(p)
     p = add_action(
         actions,
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("version", help="version number (e.g. 3 or v3)")
     p.add_argument("dir", type=Path, help="the new directory")
     p.add_argument("--report", type=Path, action="append", default=[], help="one more report to include")
-    p.add_argument("--json", action="store_true", help="print the written metadata")
+    add_json(p, "print the written metadata")
     p = add_action(actions, "import", import_cmd, "check an exported adapter and register it as a new version")
     p.add_argument("dir", type=Path, help="a directory written by `cobalt adapters export`")
     p.add_argument("--promote", action="store_true", help="also make it the current adapter of its base model")
@@ -94,21 +94,23 @@ def list_cmd(args: argparse.Namespace, config: Settings) -> int:
         v.summary() | {"current": (current.get(v.base_model) or {}).get("version") == v.version}
         for v in registry.versions(args.model)
     ]
-    if args.json:
-        print(json.dumps({"adapters": items, "current": current}))
-        return 0
+    return print_result(args.json, {"adapters": items, "current": current}, lambda listed: _listing(listed["adapters"]))
+
+
+def _listing(items: list[dict[str, Any]]) -> str:
+    """A line per version (* marks the current one), or where versions come from when there are none."""
     if not items:
-        print("no adapters yet; `cobalt retrain` or `cobalt train --register` creates them")
-        return 0
+        return "no adapters yet; `cobalt retrain` or `cobalt train --register` creates them"
+    lines = []
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["created_at"] or 0))
         reward = "-" if item["mean_reward"] is None else f"{item['mean_reward']:+.3f}"
-        print(
+        lines.append(
             f"{'*' if item['current'] else ' '} v{item['version']:<4} {item['name']:<28} {when}  "
             f"parent {item['parent'] or '-':<4} data {str(item['data_hash'] or '-')[:10]}  "
             f"steps {item['steps'] or '-'}  mean reward {reward}"
         )
-    return 0
+    return "\n".join(lines)
 
 
 def promote_cmd(args: argparse.Namespace, config: Settings) -> int:
@@ -161,17 +163,18 @@ def export_cmd(args: argparse.Namespace, config: Settings) -> int:
     meta = export_adapter(
         Registry.open(config.paths), _version(args.version), args.dir, config.paths, ship, args.report, progress
     )
-    if args.json:
-        print(json.dumps(meta, default=str))
-        return 0
+    return print_result(args.json, meta, lambda written: _exported(written, args.dir), default=str)
+
+
+def _exported(meta: dict[str, Any], out: Path) -> str:
+    """What `adapters export` wrote to `out`: the weights' hash, the files, the dataset, the gate and the recipe."""
     data = meta["dataset_files"]
-    where = f"copied into {args.dir / 'dataset'}" if data["copied"] else f"not copied (too large): {data['path']}"
-    print(
-        f"exported v{meta['exported_from']['version']} to {args.dir}: weights sha256 {meta['weights_sha256'][:16]}..., "
+    where = f"copied into {out / 'dataset'}" if data["copied"] else f"not copied (too large): {data['path']}"
+    return (
+        f"exported v{meta['exported_from']['version']} to {out}: weights sha256 {meta['weights_sha256'][:16]}..., "
         f"{len(meta['files'])} files; dataset {where}; gate {'recorded' if meta['gate'] else 'never run'}\n"
         f"recipe: {meta['recipe']['command']}"
     )
-    return 0
 
 
 def import_cmd(args: argparse.Namespace, config: Settings) -> int:

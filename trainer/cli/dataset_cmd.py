@@ -16,9 +16,9 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
-from assistant.console import action_parsers, add_action
+from assistant.console import action_parsers, add_action, add_json, print_result
 from assistant.errors import UserError
 from assistant.problems.natural import NATURAL_DIR
 from assistant.problems.splits import SPLITS
@@ -58,19 +58,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "out HumanEval's test and val tasks, all keeps them (see `cobalt eval splits`)",
     )
     p.add_argument("--no-perturb", action="store_true", help="build no perturbed contexts (no sandbox needed)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     add_profile(p)
     comb = add_action(
         actions, "combine", run_combine, "combine built datasets: seeded draws of training rows, every validation row"
     )
     comb.add_argument("datasets", type=Path, nargs="+", help="two or more dataset directories")
-    comb.add_argument("--out", type=Path, required=True, help="the new dataset directory")
+    _writes_dataset(comb)
     comb.add_argument(
         "--take",
         help="training rows to draw from each dataset, comma-separated, `all` for every row (default: all of each)",
     )
     comb.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
-    comb.add_argument("--json", action="store_true", help="print the written meta.json")
     syn = add_action(
         actions, "synthesize", run_synthesize, "store synthetic repair sessions (mutants of train-split tasks)"
     )
@@ -88,14 +87,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="mutate the train split of this set with references (natural layout, e.g. examples/natural) "
         "instead of HumanEval's",
     )
-    syn.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(syn)
     pin = add_action(
         actions,
         "pin-repair",
         run_pin,
         "rebuild the pinned humaneval-repair items in the sandbox (trainer/repair/humaneval_pins.json)",
     )
-    pin.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(pin)
     mut = add_action(
         actions,
         "mutants",
@@ -111,27 +110,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="all",
         help="only the problems of this split (the `eval:` split rule; the natural set's gate items are its val split)",
     )
-    mut.add_argument("--json", action="store_true", help="print one JSON object")
-    need = add_action(
+    add_json(mut)
+    need = _dataset_action(
         actions,
         "feedback-needed",
         run_feedback_needed,
         "keep the synthetic repair contexts whose bug a blind re-ask (no feedback) left broken",
+        "a built dataset of synthetic repair sessions",
     )
-    need.add_argument("dataset", type=Path, help="a built dataset of synthetic repair sessions")
     need.add_argument(
         "--report", type=Path, required=True, help="a repair report (both arms) of the served model on those items"
     )
-    need.add_argument("--out", type=Path, required=True, help="the new dataset directory")
-    need.add_argument("--json", action="store_true", help="print the written meta.json")
-    guide = add_action(
+    guide = _dataset_action(
         actions,
         "guide",
         run_guide,
         "copy a built dataset with a guide per training row: its train task's reference as a served reply",
     )
-    guide.add_argument("dataset", type=Path, help="a built dataset")
-    guide.add_argument("--out", type=Path, required=True, help="the new dataset directory")
     guide.add_argument(
         "--set",
         dest="sets",
@@ -141,7 +136,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a problem set with references (natural layout) whose train split gives references "
         "(repeatable; default: examples/natural); HumanEval's train split always does",
     )
-    guide.add_argument("--json", action="store_true", help="print the written meta.json")
+
+
+def _dataset_action(
+    actions: argparse._SubParsersAction,
+    name: str,
+    func: Callable[[argparse.Namespace, Settings], int],
+    help: str,
+    dataset_help: str = "a built dataset",
+) -> argparse.ArgumentParser:
+    """The action `name` from a built DATASET to a new one (`_writes_dataset`); returns its parser."""
+    parser = add_action(actions, name, func, help)
+    parser.add_argument("dataset", type=Path, help=dataset_help)
+    _writes_dataset(parser)
+    return parser
+
+
+def _writes_dataset(parser: argparse.ArgumentParser) -> None:
+    """`--out DIR` (required), the new dataset, and `--json` to print its meta.json."""
+    parser.add_argument("--out", type=Path, required=True, help="the new dataset directory")
+    add_json(parser, "print the written meta.json")
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
@@ -187,19 +201,20 @@ def run(args: argparse.Namespace, config: Settings) -> int:
     finally:
         if sandbox is not None:
             sandbox.close()
-    if args.json:
-        print(json.dumps({**built.summary(), "sessions": dict(counts)}))
-        return 0
+    return print_result(args.json, {**built.summary(), "sessions": dict(counts)}, lambda _: _built(built, out))
+
+
+def _built(built: build.BuiltDataset, out: Path) -> str:
+    """The text of `dataset build`: each filter's count, the prompts by origin, what was written."""
     width = max(len(k) for k in built.stats)
-    for name, count in built.stats.items():
-        print(f"{name:<{width}}  {count}")
+    lines = [f"{name:<{width}}  {count}" for name, count in built.stats.items()]
     rows = (built.mix or {}).get("rows", {})
     for split in ("train", "validation"):
-        print(
+        lines.append(
             f"{split} prompts by origin: " + (", ".join(f"{k} {v}" for k, v in rows.get(split, {}).items()) or "none")
         )
-    print(f"wrote {built.train_rows} training and {built.validation_rows} validation prompts to {out}")
-    return 0
+    lines.append(f"wrote {built.train_rows} training and {built.validation_rows} validation prompts to {out}")
+    return "\n".join(lines)
 
 
 def _takes(text: str | None, count: int) -> list[int | None]:
@@ -216,17 +231,7 @@ def _takes(text: str | None, count: int) -> list[int | None]:
 
 def run_combine(args: argparse.Namespace, config: Settings) -> int:
     meta = combine(args.datasets, args.out, _takes(args.take, len(args.datasets)), seed=args.seed)
-    if args.json:
-        print(json.dumps(meta))
-        return 0
-    for part in meta["combined"]["parts"]:
-        print(f"{part['path']}: {part['taken']} of {part['train_rows']} training rows")
-    counts = meta["counts"]
-    print(
-        f"wrote {counts['train_prompts']} training and {counts['validation_prompts']} validation prompts "
-        f"({counts['validation_tasks']} validation tasks) to {args.out}; data hash {meta['data_hash'][:12]}"
-    )
-    return 0
+    return print_result(args.json, meta, lambda m: _combined(m, args.out))
 
 
 def run_synthesize(args: argparse.Namespace, config: Settings) -> int:
@@ -248,8 +253,7 @@ def run_synthesize(args: argparse.Namespace, config: Settings) -> int:
             )
     finally:
         sandbox.close()
-    print(json.dumps(dict(counts)) if args.json else ", ".join(f"{k} {v}" for k, v in counts.items()))
-    return 0
+    return print_result(args.json, dict(counts), lambda c: ", ".join(f"{k} {v}" for k, v in c.items()))
 
 
 def run_pin(args: argparse.Namespace, config: Settings) -> int:
@@ -258,11 +262,8 @@ def run_pin(args: argparse.Namespace, config: Settings) -> int:
     with open_sandbox(config) as box:
         found = pin_humaneval(box, repair_settings().mutate)
     count = sum(len(v) for v in found["tasks"].values())
-    if args.json:
-        print(json.dumps({"items": count, "tasks": len(found["tasks"]), "file": str(PIN_FILE), "log": found["log"]}))
-    else:
-        print(f"pinned {count} items of {len(found['tasks'])} tasks to {PIN_FILE}; log: {json.dumps(found['log'])}")
-    return 0
+    summary = {"items": count, "tasks": len(found["tasks"]), "file": str(PIN_FILE), "log": found["log"]}
+    return print_result(args.json, summary, _pinned)
 
 
 def run_mutants(args: argparse.Namespace, config: Settings) -> int:
@@ -287,16 +288,9 @@ def run_mutants(args: argparse.Namespace, config: Settings) -> int:
         "tasks": len({i.task for i in items}),
         "problems": len(pairs),
         "file": str(args.out),
+        "log": log,
     }
-    if args.json:
-        print(json.dumps({**summary, "log": log}))
-    else:
-        print(
-            f"wrote {summary['items']} repair items of {summary['tasks']} of {summary['problems']} problems to "
-            f"{args.out}; references failing: {len(log['canonical_failed'])}, problems without a kept mutant: "
-            f"{len(log['no_mutant'])} ({log['jobs']} sandbox jobs)"
-        )
-    return 0
+    return print_result(args.json, summary, _mutants)
 
 
 def run_feedback_needed(args: argparse.Namespace, config: Settings) -> int:
@@ -304,29 +298,60 @@ def run_feedback_needed(args: argparse.Namespace, config: Settings) -> int:
     with open_store(config) as store:
         item_of = synthetic_items(store.sessions(source=SOURCE))
     meta = select_feedback_needed(args.dataset, args.report, item_of, args.out)
-    if args.json:
-        print(json.dumps(meta))
-        return 0
     need = meta["feedback_needed"]
-    print(
+    return _print_new_dataset(
+        args,
+        meta,
         f"{need['items_blind_failed']} of {need['items_judged']} items left broken by the blind re-ask; "
         f"kept {need.get('kept', 0)} contexts and {need.get('kept_perturbed', 0)} perturbed twins; dropped "
         f"{need.get('dropped_blind_fixed', 0)} fixed blind, {need.get('dropped_first_turn', 0)} first-turn, "
-        f"{need.get('dropped_not_in_report', 0)} not in the report; wrote {args.out} "
-        f"(data hash {meta['data_hash'][:12]})"
+        f"{need.get('dropped_not_in_report', 0)} not in the report",
     )
-    return 0
 
 
 def run_guide(args: argparse.Namespace, config: Settings) -> int:
     """The dataset with guides from the train tasks' references (`trainer.data.guides`)."""
     meta = add_guides(args.dataset, args.out, train_references(args.sets or [NATURAL_DIR], config.eval.split))
-    if args.json:
-        print(json.dumps(meta))
-        return 0
     counts = meta["guides"]
-    print(
+    return _print_new_dataset(
+        args,
+        meta,
         f"{counts['guided']} of {counts['rows']} training rows have a guide ({counts['no_reference']} tasks "
-        f"without a train-split reference); wrote {args.out} (data hash {meta['data_hash'][:12]})"
+        "without a train-split reference)",
     )
-    return 0
+
+
+def _print_new_dataset(args: argparse.Namespace, meta: dict[str, Any], kept: str) -> int:
+    """The new dataset's meta.json (--json), or `kept` (what it holds), where it was written and its data hash."""
+    return print_result(args.json, meta, lambda m: f"{kept}; wrote {args.out} (data hash {m['data_hash'][:12]})")
+
+
+def _combined(meta: dict[str, Any], out: Path) -> str:
+    """The text of `dataset combine`: what each part gave, then what was written."""
+    lines = [
+        f"{part['path']}: {part['taken']} of {part['train_rows']} training rows" for part in meta["combined"]["parts"]
+    ]
+    counts = meta["counts"]
+    lines.append(
+        f"wrote {counts['train_prompts']} training and {counts['validation_prompts']} validation prompts "
+        f"({counts['validation_tasks']} validation tasks) to {out}; data hash {meta['data_hash'][:12]}"
+    )
+    return "\n".join(lines)
+
+
+def _pinned(summary: dict[str, Any]) -> str:
+    """The text of `dataset pin-repair`."""
+    return (
+        f"pinned {summary['items']} items of {summary['tasks']} tasks to {summary['file']}; "
+        f"log: {json.dumps(summary['log'])}"
+    )
+
+
+def _mutants(summary: dict[str, Any]) -> str:
+    """The text of `dataset mutants`."""
+    log = summary["log"]
+    return (
+        f"wrote {summary['items']} repair items of {summary['tasks']} of {summary['problems']} problems to "
+        f"{summary['file']}; references failing: {len(log['canonical_failed'])}, problems without a kept mutant: "
+        f"{len(log['no_mutant'])} ({log['jobs']} sandbox jobs)"
+    )

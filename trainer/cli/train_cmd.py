@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assistant.console import add_json
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox
 from trainer.cli.train_options import add_profile, is_main_process, progress
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--no-budget", action="store_true", help="ignore train.max_minutes: run to the step count (a recipe)"
     )
     p.add_argument("--register", action="store_true", help="register the trained adapter as a new version")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     add_profile(p)
     p.set_defaults(func=run)
 

@@ -14,13 +14,22 @@ resamples, the confidence and the seed default to the `eval.bootstrap` settings 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable, TypedDict, Unpack
 
 import numpy as np
 
 from assistant.settings import BootstrapSection
 
 DEFAULT = BootstrapSection()
+
+
+class Resampling(TypedDict, total=False):
+    """The keyword options of every interval: the fields of `BootstrapSection` (`DEFAULT`'s
+    where left out), e.g. `**settings.bootstrap.model_dump()`."""
+
+    resamples: int
+    confidence: float
+    seed: int
 
 
 class _Plain:
@@ -69,8 +78,14 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(d > 0, n / np.maximum(d, 1), np.nan)
 
 
-def _resample_index(clusters: int, resamples: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, clusters, size=(resamples, clusters))
+def _resampled_bounds(
+    stat: Callable[[np.ndarray], np.ndarray], clusters: int, options: Resampling
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bounds per column of `stat(idx)`: each row of idx draws `clusters` clusters
+    with replacement, the same draws for every column (and for both sides of a pair)."""
+    boot = BootstrapSection(**options)
+    idx = np.random.default_rng(boot.seed).integers(0, clusters, size=(boot.resamples, clusters))
+    return _bounds(stat(idx), boot.confidence)
 
 
 def _bounds(stats: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -84,21 +99,13 @@ def _bounds(stats: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarra
     return out_lo, out_hi
 
 
-def ratio_intervals(
-    num: np.ndarray,
-    den: np.ndarray,
-    *,
-    resamples: int = DEFAULT.resamples,
-    confidence: float = DEFAULT.confidence,
-    seed: int = DEFAULT.seed,
-) -> list[Estimate]:
+def ratio_intervals(num: np.ndarray, den: np.ndarray, **options: Unpack[Resampling]) -> list[Estimate]:
     """One Estimate per column of the (clusters, K) count matrices."""
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     value = _ratio(num, den)
     if num.shape[0] == 0:
         return [Estimate(None, None, None, 0, 0) for _ in range(num.shape[1])]
-    idx = _resample_index(num.shape[0], resamples, seed)
-    lo, hi = _bounds(_ratio(num[idx], den[idx]), confidence)
+    lo, hi = _resampled_bounds(lambda idx: _ratio(num[idx], den[idx]), num.shape[0], options)
     return [
         Estimate(_r(value[k]), _r(lo[k]), _r(hi[k]), int(num[:, k].sum()), int(den[:, k].sum()))
         for k in range(num.shape[1])
@@ -110,10 +117,7 @@ def paired_intervals(
     den_a: np.ndarray,
     num_b: np.ndarray,
     den_b: np.ndarray,
-    *,
-    resamples: int = DEFAULT.resamples,
-    confidence: float = DEFAULT.confidence,
-    seed: int = DEFAULT.seed,
+    **options: Unpack[Resampling],
 ) -> list[Delta]:
     """B - A per column, the same clusters resampled for both; rows must be the same problems."""
     arrays = [np.asarray(x, dtype=float) for x in (num_a, den_a, num_b, den_b)]
@@ -123,8 +127,7 @@ def paired_intervals(
     a, b = _ratio(na, da), _ratio(nb, db)
     if na.shape[0] == 0:
         return [Delta(None, None, None, None, None, 0, 0) for _ in range(na.shape[1])]
-    idx = _resample_index(na.shape[0], resamples, seed)
-    lo, hi = _bounds(_ratio(nb[idx], db[idx]) - _ratio(na[idx], da[idx]), confidence)
+    lo, hi = _resampled_bounds(lambda idx: _ratio(nb[idx], db[idx]) - _ratio(na[idx], da[idx]), na.shape[0], options)
     return [
         Delta(_r(a[k]), _r(b[k]), _r(b[k] - a[k]), _r(lo[k]), _r(hi[k]), int(da[:, k].sum()), int(db[:, k].sum()))
         for k in range(na.shape[1])

@@ -160,6 +160,12 @@ class EvalReport:
         return self.model + (" (perturbed)" if self.perturbed else "")
 
 
+# merging: the fields the reports must share, those whose lists are joined, those added up
+_ALIKE = ("model", "adapter", "turns", "samples", "perturbed", "split")
+_JOINED = ("outcomes", "problems", "skipped", "missing")
+_ADDED = ("sessions_run", "sessions_reused", "wall_s")
+
+
 def merge(reports: Sequence[EvalReport]) -> EvalReport:
     """One report of the same model on the union of disjoint problem sets (for instance a set
     evaluated in two parts); ValueError, one sentence, when the reports differ in model, adapter,
@@ -168,7 +174,7 @@ def merge(reports: Sequence[EvalReport]) -> EvalReport:
     if len(reports) < 2:
         raise ValueError("merging needs two or more reports")
     first = reports[0]
-    for name in ("model", "adapter", "turns", "samples", "perturbed", "split"):
+    for name in _ALIKE:
         values = {repr(getattr(r, name)) for r in reports}
         if len(values) > 1:
             raise ValueError(f"the reports differ in {name} ({', '.join(sorted(values))}); merge only like with like")
@@ -178,19 +184,9 @@ def merge(reports: Sequence[EvalReport]) -> EvalReport:
     aborted = [r.aborted for r in reports if r.aborted]
     return EvalReport(
         benchmark="+".join(r.benchmark for r in reports),
-        split=first.split,
-        model=first.model,
-        adapter=first.adapter,
-        turns=first.turns,
-        samples=first.samples,
-        perturbed=first.perturbed,
-        outcomes=[o for r in reports for o in r.outcomes],
-        problems=[p for r in reports for p in r.problems],
-        skipped=[s for r in reports for s in r.skipped],
-        missing=[m for r in reports for m in r.missing],
-        sessions_run=sum(r.sessions_run for r in reports),
-        sessions_reused=sum(r.sessions_reused for r in reports),
-        wall_s=sum(r.wall_s for r in reports),
+        **{name: getattr(first, name) for name in _ALIKE},
+        **{name: [x for r in reports for x in getattr(r, name)] for name in _JOINED},
+        **{name: sum(getattr(r, name) for r in reports) for name in _ADDED},
         aborted="; ".join(aborted) or None,
         settings={"merged_from": [{"benchmark": r.benchmark, **r.settings} for r in reports]},
         eval_settings=first.eval_settings,

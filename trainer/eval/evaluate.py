@@ -23,7 +23,7 @@ Library only; `trainer.cli.eval_cmd` is the command line.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence, Unpack
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop.collect import collect
@@ -37,6 +37,7 @@ from trainer.eval.eval_metrics import outcome
 from trainer.eval.eval_report import EvalReport, describe, plot, table
 from trainer.eval.eval_sets import SPLITS, load_benchmark, perturbed_view, split_ids
 from trainer.eval.paired import CompareError, ComparisonReport, compare, comparison_table
+from trainer.eval.run_options import RunOptions, loop_sampling, report_labels
 
 EVAL_SOURCE = "eval"
 
@@ -64,9 +65,7 @@ def sampling_meta(loop: LoopSettings) -> dict[str, Any]:
     must not count the earlier run's sessions)."""
     return {
         "eval": {
-            "temperature": loop.temperature,
-            "top_p": loop.top_p,
-            "max_tokens": loop.max_tokens,
+            **loop_sampling(loop),
             "answer_format": loop.answer_format,
             "repeat_resamples": loop.repeat_resamples,
             # only when on, so that sessions stored before the setting existed still match
@@ -107,16 +106,13 @@ def evaluate(
     perturbed: bool = False,
     concurrency: int = 4,
     settings: EvalSection | None = None,
-    benchmark: str = "custom",
-    split: str = "all",
-    adapter: str | None = None,
-    on_plan: Callable[[int, int], None] | None = None,
-    on_session: Callable[[Session], None] | None = None,
+    **options: Unpack[RunOptions[Session]],
 ) -> EvalReport:
     """Evaluate `client` on `problems` (or on their perturbed view); see the module doc.
     `loop` is the `loop:` settings section; sessions run it with the evaluation's overrides
-    (`settings`: the `eval:` section)."""
+    (`settings`: the `eval:` section). The report's benchmark defaults to `custom`."""
     start = time.perf_counter()
+    labels = report_labels(options, client.display_name, "custom")
     settings = settings or EvalSection()
     loop = settings.loop_settings(loop, turns)
     jobs: list[tuple[Problem, Swap | None]]
@@ -138,8 +134,8 @@ def evaluate(
         concurrency=concurrency,
         source=EVAL_SOURCE,
         done=lambda p, m: len(usable_sessions(store, p, m, turns, meta)),
-        on_plan=on_plan,
-        on_session=on_session,
+        on_plan=options.get("on_plan"),
+        on_session=options.get("on_session"),
         meta=meta,
     )
     outcomes, missing = [], []
@@ -159,10 +155,7 @@ def evaluate(
             )
         missing += [(problem.id, k) for k in range(len(sessions), samples)]
     return EvalReport(
-        benchmark=benchmark,
-        split=split,
-        model=client.display_name,
-        adapter=adapter,
+        **labels,
         turns=turns,
         samples=samples,
         perturbed=perturbed,
@@ -175,9 +168,7 @@ def evaluate(
         wall_s=time.perf_counter() - start,
         aborted=run.aborted,
         settings={
-            "temperature": loop.temperature,
-            "top_p": loop.top_p,
-            "max_tokens": loop.max_tokens,
+            **loop_sampling(loop),
             "repeat_resamples": loop.repeat_resamples,
             "concurrency": concurrency,
             "split_seed": settings.split.seed,

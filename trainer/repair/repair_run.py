@@ -20,7 +20,7 @@ import copy
 import hashlib
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, Unpack
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop.recorder import record
@@ -28,6 +28,7 @@ from assistant.settings import EvalSection, LoopSettings
 from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
 from assistant.store.trajectory_db import Store
 from sandbox.api import SandboxError
+from trainer.eval.run_options import RunOptions, loop_sampling, report_labels
 from trainer.repair.items import RepairItem
 from trainer.repair.repair_metrics import ARMS, RepairOutcome, reduce
 from trainer.repair.repair_report import RepairReport
@@ -61,9 +62,7 @@ def session_meta(item: RepairItem, arm: str, wording_name: str, loop: LoopSettin
             "answer_format": loop.answer_format,
             "buggy": hashlib.sha256(item.buggy_program.encode()).hexdigest()[:16],
             "turns": loop.turns,
-            "temperature": loop.temperature,
-            "top_p": loop.top_p,
-            "max_tokens": loop.max_tokens,
+            **loop_sampling(loop),
         }
     }
 
@@ -131,17 +130,16 @@ def run_repair(
     wording_name: str | None = None,
     concurrency: int | None = None,
     repair: RepairSettings | None = None,
-    benchmark: str = "repair",
-    split: str = "all",
-    adapter: str | None = None,
-    on_plan: Callable[[int, int], None] | None = None,
-    on_session: Callable[[RepairOutcome], None] | None = None,
+    **options: Unpack[RunOptions[RepairOutcome]],
 ) -> RepairReport:
     """Run every item with feedback (and, unless `blind` is False, blind); see the module doc.
     `loop` is the configured loop (its limits and feedback settings); sampling comes from
     `repair` (configs/repair.yaml as read, default: `repair_settings()`) `benchmark:`; the
-    bootstrap of the report's intervals from `settings` (the `eval:` section)."""
+    bootstrap of the report's intervals from `settings` (the `eval:` section). The report's
+    benchmark defaults to `repair`."""
     start = time.perf_counter()
+    labels = report_labels(options, client.display_name, "repair")
+    on_plan, on_session = options.get("on_plan"), options.get("on_session")
     repair = repair or repair_settings()
     bench = repair.benchmark
     turns = int(turns or bench.turns)
@@ -187,20 +185,15 @@ def run_repair(
     order = {item.id: k for k, item in enumerate(items)}
     outcomes.sort(key=lambda o: (order[o.item], ARMS.index(o.arm)))
     return RepairReport(
-        benchmark=benchmark,
-        split=split,
-        model=client.display_name,
+        **labels,
         turns=turns,
         wording=chosen,
         outcomes=outcomes,
         items=[i.id for i in items],
-        adapter=adapter,
         wall_s=time.perf_counter() - start,
         aborted=aborted,
         settings={
-            "temperature": loop.temperature,
-            "top_p": loop.top_p,
-            "max_tokens": loop.max_tokens,
+            **loop_sampling(loop),
             "blind": blind,
             "reask": text if blind else None,
             "sessions_run": len(outcomes) - len(reused),

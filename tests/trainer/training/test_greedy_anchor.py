@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 
+from tests.trainer.training.grouped_generation import generate_groups
 from trainer.training import greedy_anchor
 from trainer.training.reward import anchor_counts
-from trainer.training.shared_prefix import share_prefill_in_generation
-
-PROMPTS = [[5, 9, 11, 40, 7, 3, 88]] * 4 + [[17, 260, 31]] * 4
 
 
 @pytest.fixture
@@ -22,23 +20,8 @@ def trainer(generating_trainer: Any) -> Any:
 
 
 def _generate(trainer: Any, *, anchor: bool, prefill: bool, greedy: bool = False, seed: int = 3) -> list[list[int]]:
-    import torch
-
-    original, config = trainer.model.generate, trainer.generation_config
-    sampling = config.do_sample
-    try:
-        config.do_sample = not greedy
-        if prefill:
-            share_prefill_in_generation(trainer.model)
-        if anchor:
-            greedy_anchor.anchor_greedy_in_generation(trainer.model)
-        torch.manual_seed(seed)
-        completions, _ = trainer._generate_single_turn(PROMPTS, None, {}, 4)
-        return completions
-    finally:
-        config.do_sample = sampling
-        trainer.model.generate = original
-        trainer.model._cobalt_shared_prefill = trainer.model._cobalt_greedy_anchor = False
+    install = greedy_anchor.anchor_greedy_in_generation if anchor else None
+    return generate_groups(trainer, install, prefill=prefill, greedy=greedy, seed=seed)
 
 
 @pytest.mark.parametrize("prefill", [False, True])

@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 
 from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, sum_problem
+from tests.trainer.training.grouped_generation import PROMPTS, generate_groups
 from tests.trainer.training.tiny_grpo import biased_settings, one_session_dataset, train_tiny
 from trainer.data.dataset_files import read_rows
 from trainer.data.guides import add_guides
 from trainer.training import guide_anchor
-from trainer.training.shared_prefix import share_prefill_in_generation
 
-PROMPTS = [[5, 9, 11, 40, 7, 3, 88]] * 4 + [[17, 260, 31]] * 4
 GUIDE = [21, 22, 23, 24, 25]
 
 
@@ -33,24 +32,8 @@ def _table(trainer: Any) -> guide_anchor.GuideTable:
 
 
 def _generate(trainer: Any, table: Any, *, prefill: bool, greedy: bool = False) -> list[list[int]]:
-    import torch
-
-    original, config = trainer.model.generate, trainer.generation_config
-    sampling = config.do_sample
-    try:
-        config.do_sample = not greedy
-        if prefill:
-            share_prefill_in_generation(trainer.model)
-        if table is not None:
-            guide_anchor.guide_in_generation(trainer.model, table)
-        torch.manual_seed(3)
-        completions, _ = trainer._generate_single_turn(PROMPTS, None, {}, 4)
-        return completions
-    finally:
-        config.do_sample = sampling
-        trainer.model.generate = original
-        trainer.model._cobalt_shared_prefill = False
-        trainer.model._cobalt_guides = None
+    install = None if table is None else lambda model: guide_anchor.guide_in_generation(model, table)
+    return generate_groups(trainer, install, prefill=prefill, greedy=greedy)
 
 
 @pytest.mark.parametrize("prefill", [False, True])
