@@ -222,6 +222,8 @@ def _report(args: argparse.Namespace, settings: Settings, file: Path, original: 
         )
         if passed and best and best.author == "search":
             print(f"found by trying small edits of the failing code ({session.meta['search']['found']})")
+            for other in session.meta["search"].get("plausible") or []:
+                print(f"  another edit that also passes every test, ranked below it: {other}")
         if diff:
             print("\n" + diff, end="")
         if backup:

@@ -6,7 +6,9 @@ a fraction of a second in a warm sandbox, so a few hundred edits cost less than 
 this CPU. The lines come from the failing frames, then the lines the failing tests ran by
 suspiciousness (line-level spectrum), then the implicated functions; every line's likely edits are
 tried before any line's many `variable` and far-comparison edits. The search stops at
-`debug.search.max_runs` edits or `max_seconds`.
+`debug.search.max_runs` edits or `max_seconds`. After the first edit that passes it goes on for
+up to `after_fix_runs` edits to find up to `plausible` more, and ranks them (fix_rank.py): the
+right fix before one that merely passes.
 
 This is test-suite-driven repair: an edit that passes the tests can still be wrong where the tests
 say nothing, so the fix is shown as a diff and is never written without `--apply`.
@@ -16,14 +18,15 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Callable, Iterable, Iterator, Sequence
 
 from assistant.debug.failures import Failure
+from assistant.debug.fix_rank import ranked
 from assistant.debug.localize import Span
 from assistant.debug.search_settings import SearchSettings
-from assistant.debug.small_edits import ORDER, SmallEdit, small_edits
+from assistant.debug.small_edits import LATE, ORDER, SmallEdit, small_edits
 from sandbox.api import RunResult
 
 
@@ -48,10 +51,11 @@ class SearchFinished:
 
 @dataclass
 class Found:
-    edit: SmallEdit | None
+    edit: SmallEdit | None  # the best-ranked passing edit
     run: RunResult | None
     tried: int
     seconds: float
+    others: list[SmallEdit] = field(default_factory=list)  # the other passing edits, best first
 
     def summary(self) -> dict[str, object]:
         edit = self.edit
@@ -60,6 +64,7 @@ class Found:
             "seconds": round(self.seconds, 1),
             "found": edit.describe() if edit else None,
             "operator": edit.operator if edit else None,
+            "plausible": [e.describe() for e in self.others],
         }
 
 
@@ -79,7 +84,6 @@ def search_lines(spans: list[Span], failures: list[Failure], target: str, suspec
 
 
 HEADER = ("def ", "async def ", "class ", "@")
-LATE = ("variable", "compare-far")  # many edits per line, rarely the fix: tried after the others on every line
 
 
 def headers_last(source: str, lines: Iterable[int]) -> list[int]:
@@ -112,22 +116,33 @@ def search(
     settings: SearchSettings,
     clock: Callable[[], float] = time.monotonic,
 ) -> Found:
-    """The first small edit of `lines` (in the search's order) after which `run` (the test command
-    on the edited file) passes every test, within the settings' run and time budget. `workers`
-    edits run at a time; of a batch, the first in order that fixes wins."""
+    """The best small edit of `lines` after which `run` (the test command on the edited file)
+    passes every test, within the settings' run and time budget: the first one in the search's
+    order, then up to `plausible` more within `after_fix_runs` further edits, ranked
+    (`fix_rank.ranked`). `workers` edits run at a time."""
     start, tried, order = clock(), 0, headers_last(source, lines)
     early = [op for op in ORDER if op not in LATE]
     edits = unique(chain(*(small_edits(source, order, settings.siblings, ops) for ops in (early, LATE))))
+    found: list[tuple[SmallEdit, RunResult]] = []
+    budget = settings.max_runs
     with ThreadPoolExecutor(settings.workers) as pool:
-        while tried < settings.max_runs and clock() - start < settings.max_seconds:
-            batch = list(islice(edits, min(settings.workers, settings.max_runs - tried)))
+        while tried < budget and clock() - start < settings.max_seconds:
+            batch = list(islice(edits, min(settings.workers, budget - tried)))
             if not batch:
                 break
             tried += len(batch)
             for edit, result in zip(batch, pool.map(lambda e: run(e.source), batch)):
-                if fixes(result, before):
-                    return Found(edit, result, tried, clock() - start)
-    return Found(None, None, tried, clock() - start)
+                if fixes(result, before) and len(found) <= settings.plausible:
+                    if not found:
+                        budget = min(budget, tried + settings.after_fix_runs)
+                    found.append((edit, result))
+            if found and len(found) > settings.plausible:
+                break
+    if not found:
+        return Found(None, None, tried, clock() - start)
+    best, *others = ranked([edit for edit, _ in found], source, order, before)
+    result = next(r for e, r in found if e is best)
+    return Found(best, result, tried, clock() - start, others)
 
 
 def unique(edits: Iterable[SmallEdit]) -> Iterator[SmallEdit]:

@@ -34,6 +34,10 @@ class SearchSettings(Section):
     run_timeout_s: float = Field(
         20, gt=0, description="Each edited file's test run stops after this many seconds (an edit can hang a loop)."
     )
+    plausible: int = Field(
+        3, ge=0, description="After the first passing edit, up to this many more are sought and all ranked."
+    )
+    after_fix_runs: int = Field(24, ge=0, description="The most edits tried after the first passing one.")
     siblings: dict[str, str] = Field(
         default_factory=lambda: dict(SIBLINGS), description="Names tried in place of each other."
     )

@@ -38,6 +38,7 @@ ORDER = (
     "variable",
     "compare-far",
 )
+LATE = ("variable", "compare-far")  # many edits per line, rarely the fix: searched after every line's others
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ def test_a_bug_one_operator_away_is_fixed_by_the_search_without_asking_the_model
     result = json.loads(capsys.readouterr().out)
     assert result["passed"] and result["fixed_by"] == "search" and idle.calls == []
     assert result["search"]["found"] == "line 6: `return age > limit` -> `return age >= limit`"
-    assert result["search"]["operator"] == "compare" and result["search"]["tried"] == 2  # the first batch (workers: 2)
+    assert result["search"]["operator"] == "compare" and result["search"]["plausible"] == []
+    assert 2 < result["search"]["tried"] <= 2 + 24  # the first batch, then more edits for other plausible fixes
     assert "-    return age > limit\n+    return age >= limit\n" in result["diff"]
     assert (project / "ages.py").read_text() == AGES  # nothing written without --apply
     with Store.open() as store:

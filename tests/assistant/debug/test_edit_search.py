@@ -37,7 +37,7 @@ def test_the_first_edit_that_passes_every_test_wins_and_the_budget_holds() -> No
         runs.append(program)
         return result(3, 0) if program == wanted else result(2, 1)
 
-    found = search(SOURCE, [2], run, result(2, 1), SearchSettings(workers=1))
+    found = search(SOURCE, [2], run, result(2, 1), SearchSettings(workers=1, plausible=0))
     assert found.edit is not None and found.edit.source == wanted and found.tried == len(runs) == 1
     assert found.summary()["found"] == "line 2: `return x > 0` -> `return x >= 0`"
     runs.clear()
@@ -80,7 +80,7 @@ def test_edits_run_side_by_side_and_the_first_in_order_that_fixes_wins() -> None
         runs.append(program)
         return result(3, 0) if program in either else result(2, 1)
 
-    found = search(SOURCE, [2], run, result(2, 1), SearchSettings(workers=3, max_runs=5))
+    found = search(SOURCE, [2], run, result(2, 1), SearchSettings(workers=3, max_runs=5, plausible=0))
     assert found.edit is not None and found.edit.after.strip() == "return x >= 0"  # the first of its batch
     assert found.tried == len(runs) == 3  # one whole batch ran
     capped = search(SOURCE, [6, 7, 8], lambda p: result(2, 1), result(2, 1), SearchSettings(workers=3, max_runs=4))
@@ -93,3 +93,47 @@ def test_a_run_may_take_three_times_the_users_file_but_never_more_than_the_debug
     assert run_timeout(quick, SearchSettings(run_timeout_s=20), 120) == 20
     assert run_timeout(slow, SearchSettings(run_timeout_s=20), 120) == 66
     assert run_timeout(slow, SearchSettings(run_timeout_s=20), 40) == 40
+
+
+EQ_SOURCE = (
+    "class Money:\n"
+    "    def __init__(self, cents):\n"
+    "        self.cents = cents\n"
+    "\n"
+    "    def __eq__(self, other):\n"
+    "        if not isinstance(other, Money):\n"
+    "            return False\n"
+    "        return self.cents == other.cents\n"
+    "\n"
+    "\n"
+    "def add(a, b):\n"
+    "    return Money(a.cents - b.cents)\n"
+)
+
+
+def test_after_the_first_fix_the_search_goes_on_and_ranks_a_comparison_constant_last() -> None:
+    """`__eq__`'s `return False` -> `return True` passes `assert add(a, b) == c` too (the test's
+    comparison always holds): found first (the failing frame runs it), it ranks below the right fix."""
+    wrong = EQ_SOURCE.replace("            return False\n", "            return True\n")
+    right = EQ_SOURCE.replace("a.cents - b.cents", "a.cents + b.cents")
+
+    def run(program: str) -> RunResult:
+        return result(3, 0) if program in (wrong, right) else result(2, 1)
+
+    found = search(EQ_SOURCE, [7, 12], run, result(2, 1), SearchSettings(workers=1, after_fix_runs=40))
+    assert found.edit is not None and found.edit.source == right
+    assert [e.source for e in found.others] == [wrong]
+    assert found.summary()["plausible"] == ["line 7: `return False` -> `return True`"]
+    alone = search(EQ_SOURCE, [7, 12], run, result(2, 1), SearchSettings(workers=1, plausible=0))
+    assert alone.edit is not None and alone.edit.source == wrong  # first wins without the ranking
+
+
+def test_the_search_stops_looking_after_after_fix_runs_edits() -> None:
+    runs: list[str] = []
+
+    def run(program: str) -> RunResult:
+        runs.append(program)
+        return result(3, 0) if len(runs) == 1 else result(2, 1)
+
+    found = search(SOURCE, [2, 6, 7, 8], run, result(2, 1), SearchSettings(workers=1, after_fix_runs=5))
+    assert found.edit is not None and found.others == [] and found.tried == len(runs) == 6
