@@ -155,8 +155,7 @@ class Session:
         self.source = source
         self.adapter_version = adapter_version or getattr(client, "adapter_version", None)
         self.subscribers: list[EventSink] = [subscriber] if subscriber else []
-        self._cache_mark: tuple[int, int | None] | None = None
-        self._cache: dict[Any, Any] = {}
+        self._cache: tuple[Any, dict[Any, Any]] = (None, {})  # (the turns it is for, the values)
         self.stream = stream
         self.meta = dict(meta or {})
         """Stored with the session (the recorder writes it): what a rerun must match to reuse it."""
@@ -334,19 +333,17 @@ class Session:
         """What is computed once per turn (the earlier programs' keys, each reply's program): kept
         until a turn is added or the turns are replaced (resume)."""
         mark = (len(self.turns), id(self.turns[-1]) if self.turns else None)
-        if self._cache_mark != mark:
-            self._cache_mark, self._cache = mark, {"programs": {}}
-        return self._cache
+        if self._cache[0] != mark:
+            self._cache = (mark, {"programs": {}})
+        return self._cache[1]
 
     def _earlier_programs(self) -> set[str]:
         """The code keys (`extract.code_key`) a new reply must not repeat: earlier turns' and the starter
         code as given (a copy of the given stub or file is no answer); computed once per turn."""
         cache = self._turn_cache()
         if "earlier" not in cache:
-            earlier = {extract.code_key(t.program) for t in self.turns if t.program}
-            if self.problem.starter_code.strip():
-                earlier.add(extract.code_key(self.problem.starter_code))
-            cache["earlier"] = earlier
+            given = [self.problem.starter_code] if self.problem.starter_code.strip() else []
+            cache["earlier"] = {extract.code_key(p) for p in [t.program for t in self.turns if t.program] + given}
         return cache["earlier"]
 
     def _program(self, reply: str) -> tuple[str | None, str]:

@@ -329,8 +329,7 @@ def select(
             continue
         debug = problem.source == "debug"  # `cobalt debug` or the TUI's debug session
         fmt = (group[0].meta or {}).get("edit_format", "") if debug else ""
-        if debug and fmt == WHOLE_FILE:
-            fmt = ""
+        fmt = "" if fmt == WHOLE_FILE else fmt  # a whole-file answer trains as a task's program
         if not first_turn:
             first = []
         elif debug:
