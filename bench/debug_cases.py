@@ -31,11 +31,12 @@ class Case:
     search: str
     replace: str
     bug: str
+    projects: Path = PROJECTS  # the folder of the project archives: `projects/` beside the cases file
 
-    def archive(self, projects: Path = PROJECTS) -> Path:
-        return projects / f"{self.project}.tar.gz"
+    def archive(self, projects: Path | None = None) -> Path:
+        return (projects or self.projects) / f"{self.project}.tar.gz"
 
-    def original(self, projects: Path = PROJECTS) -> str:
+    def original(self, projects: Path | None = None) -> str:
         """The module as the library ships it."""
         with tarfile.open(self.archive(projects)) as tar:
             member = tar.extractfile(f"{self.project}/{self.target_file}")
@@ -43,14 +44,14 @@ class Case:
                 raise UserError(f"case {self.id}: {self.target_file} is not in {self.archive(projects).name}")
             return io.TextIOWrapper(member, encoding="utf-8").read()
 
-    def buggy(self, projects: Path = PROJECTS) -> str:
+    def buggy(self, projects: Path | None = None) -> str:
         """The module with the case's bug; UserError unless `search` occurs exactly once."""
         text = self.original(projects)
         if text.count(self.search) != 1:
             raise UserError(f"case {self.id}: its search text does not occur exactly once in {self.target_file}")
         return text.replace(self.search, self.replace, 1)
 
-    def unpack(self, into: Path, projects: Path = PROJECTS, buggy: bool = True) -> Path:
+    def unpack(self, into: Path, projects: Path | None = None, buggy: bool = True) -> Path:
         """A fresh copy of the project under `into`, with the bug applied unless `buggy` is False."""
         with tarfile.open(self.archive(projects)) as tar:
             tar.extractall(into, filter="data")
@@ -64,7 +65,8 @@ def read_cases(path: Path = CASES, limit: int = 0) -> list[Case]:
     """The cases of a JSONL file (the first `limit` of them; 0: all)."""
     if not path.is_file():
         raise UserError(f"no cases file at {path}")
-    cases = [Case(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    cases = [Case(**json.loads(line), projects=path.parent / "projects") for line in lines if line.strip()]
     return cases[:limit] if limit else cases
 
 

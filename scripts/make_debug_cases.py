@@ -71,7 +71,7 @@ def load_cases(path: Path) -> list[Case]:
         extra = sorted(set(data) - set(FIELDS))
         if missing or extra:
             raise SystemExit(f"{path}:{number}: missing or empty {missing}, unknown {extra}")
-        cases.append(Case(**{k: data[k] for k in FIELDS}))
+        cases.append(Case(**{k: data[k] for k in FIELDS}, projects=path.parent / "projects"))
     counts = Counter(c.id for c in cases)
     twice = [i for i, n in counts.items() if n > 1]
     if twice:

@@ -26,6 +26,7 @@ from assistant.debug.failures import Failure
 from assistant.debug.fix_rank import ranked
 from assistant.debug.localize import Span
 from assistant.debug.search_settings import SearchSettings
+from assistant.debug.insert_edits import INSERT
 from assistant.debug.small_edits import LATE, ORDER, SmallEdit, small_edits
 from sandbox.api import RunResult
 
@@ -121,8 +122,9 @@ def search(
     order, then up to `plausible` more within `after_fix_runs` further edits, ranked
     (`fix_rank.ranked`). `workers` edits run at a time."""
     start, tried, order = clock(), 0, headers_last(source, lines)
-    early = [op for op in ORDER if op not in LATE]
-    edits = unique(chain(*(small_edits(source, order, settings.siblings, ops) for ops in (early, LATE))))
+    early = [op for op in ORDER if op not in LATE and op not in INSERT]
+    tiers = (early, INSERT, LATE) if settings.insertions else (early, LATE)
+    edits = unique(chain(*(small_edits(source, order, settings.siblings, ops) for ops in tiers)))
     found: list[tuple[SmallEdit, RunResult]] = []
     budget = settings.max_runs
     with ThreadPoolExecutor(settings.workers) as pool:

@@ -34,6 +34,9 @@ class SearchSettings(Section):
     run_timeout_s: float = Field(
         20, gt=0, description="Each edited file's test run stops after this many seconds (an edit can hang a loop)."
     )
+    insertions: bool = Field(
+        True, description="Also try edits that put back removed code (a term, a condition, a call, a slice, a width)."
+    )
     plausible: int = Field(
         3, ge=0, description="After the first passing edit, up to this many more are sought and all ranked."
     )

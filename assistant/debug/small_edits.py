@@ -19,6 +19,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Collection, Iterable, Iterator
 
+from assistant.debug.insert_edits import INSERT, file_facts, insertions
+from assistant.debug.line_text import segment, splice, wrapped
 from sandbox import pyast
 
 NEAR = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}  # tried first
@@ -37,6 +39,7 @@ ORDER = (
     "sibling",
     "variable",
     "compare-far",
+    *INSERT,
 )
 LATE = ("variable", "compare-far")  # many edits per line, rarely the fix: searched after every line's others
 
@@ -63,13 +66,8 @@ def _tokens(source: str) -> dict[int, list[tokenize.TokenInfo]]:
     return by_line
 
 
-def _splice(text: str, start: int, end: int, new: str) -> str:
-    return text[:start] + new + text[end:]
 
 
-def _char_col(line: str, byte_col: int) -> int:
-    """ast's byte offset as a character offset of `line`."""
-    return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
 
 def _token_edits(line: str, tokens: list[tokenize.TokenInfo], siblings: dict[str, str]) -> Iterator[tuple[str, str]]:
@@ -79,25 +77,25 @@ def _token_edits(line: str, tokens: list[tokenize.TokenInfo], siblings: dict[str
         a, b, s = tok.start[1], tok.end[1], tok.string
         after = tokens[i + 1] if i + 1 < len(tokens) else None
         if tok.type == tokenize.OP and s in NEAR:
-            yield "compare", _splice(line, a, b, NEAR[s])
+            yield "compare", splice(line, a, b, NEAR[s])
             for other in COMPARE:
                 if other not in (s, NEAR[s]):
-                    yield "compare-far", _splice(line, a, b, other)
+                    yield "compare-far", splice(line, a, b, other)
         elif tok.type == tokenize.OP and s in ARITHMETIC:
-            yield "arithmetic", _splice(line, a, b, ARITHMETIC[s])
+            yield "arithmetic", splice(line, a, b, ARITHMETIC[s])
         elif s in ("and", "or"):
-            yield "boolean", _splice(line, a, b, "or" if s == "and" else "and")
+            yield "boolean", splice(line, a, b, "or" if s == "and" else "and")
         elif s == "not":
             end = after.start[1] if after is not None and after.start[0] == tok.start[0] else b
-            yield "not", _splice(line, a, end, "")
+            yield "not", splice(line, a, end, "")
         elif s == "is" and (after is None or after.string != "not"):
-            yield "not", _splice(line, a, b, "is not")
+            yield "not", splice(line, a, b, "is not")
         elif s == "in" and "for" not in names and (i == 0 or tokens[i - 1].string != "not"):
-            yield "not", _splice(line, a, b, "not in")
+            yield "not", splice(line, a, b, "not in")
         elif s in ("True", "False"):
-            yield "constant", _splice(line, a, b, "False" if s == "True" else "True")
+            yield "constant", splice(line, a, b, "False" if s == "True" else "True")
         elif tok.type == tokenize.NAME and s in siblings:
-            yield "sibling", _splice(line, a, b, siblings[s])
+            yield "sibling", splice(line, a, b, siblings[s])
 
 
 def _number_edits(line: str, lineno: int, nodes: list[ast.AST]) -> Iterator[tuple[str, str]]:
@@ -111,7 +109,7 @@ def _number_edits(line: str, lineno: int, nodes: list[ast.AST]) -> Iterator[tupl
         for field, child in ast.iter_fields(parent):
             for node in child if isinstance(child, list) else [child]:
                 if isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.lineno == lineno:
-                    at = _segment(line, node)
+                    at = segment(line, node)
                     if at and NUMBER.fullmatch(line[at[0] : at[1]]):
                         role = f"{type(parent).__name__}.{type(getattr(parent, 'op', None)).__name__}.{field}"
                         found.setdefault(line[at[0] : at[1]], []).append(at)
@@ -120,11 +118,11 @@ def _number_edits(line: str, lineno: int, nodes: list[ast.AST]) -> Iterator[tupl
     for text, places in found.items():
         for new in _moved(text):
             for at in places:
-                yield "constant", _splice(line, *at, new)
+                yield "constant", splice(line, *at, new)
             for group in (g for g in groups if line[g[0][0] : g[0][1]] == text):
                 moved = line
                 for at in sorted(group, reverse=True):
-                    moved = _splice(moved, *at, new)
+                    moved = splice(moved, *at, new)
                 yield "constant", moved
 
 
@@ -135,15 +133,8 @@ def _moved(text: str) -> list[str]:
     return [f"{n}.{fraction}" if "." in text else str(n) for n in steps]
 
 
-def _segment(line: str, node: ast.AST) -> tuple[int, int] | None:
-    if getattr(node, "lineno", None) != getattr(node, "end_lineno", None):
-        return None
-    return _char_col(line, node.col_offset), _char_col(line, node.end_col_offset)  # type: ignore[attr-defined]
 
 
-def _wrapped(text: str, node: ast.AST) -> str:
-    simple = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript))
-    return text if simple else f"({text})"
 
 
 def _negatable(node: ast.AST) -> Iterator[ast.AST]:
@@ -175,25 +166,25 @@ def _node_edits(line: str, lineno: int, nodes: list[ast.AST]) -> Iterator[tuple[
     """(operator, new line) for every one-expression change whose expression lies on line `lineno`."""
     for node in nodes:
         for test in _negatable(node):
-            at = _segment(line, test) if getattr(test, "lineno", 0) == lineno else None
+            at = segment(line, test) if getattr(test, "lineno", 0) == lineno else None
             if at:
                 text = line[at[0] : at[1]]
                 if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
                     continue  # removing the `not` is the token edit
-                yield "negate", _splice(line, *at, "not " + _wrapped(text, test))
+                yield "negate", splice(line, *at, "not " + wrapped(text, test))
         if isinstance(node, ast.BoolOp) and len(node.values) > 2 and node.lineno == lineno:
-            at = _segment(line, node)
+            at = segment(line, node)
             if at:
                 old, new = (" and ", " or ") if isinstance(node.op, ast.And) else (" or ", " and ")
-                yield "boolean", _splice(line, *at, line[at[0] : at[1]].replace(old, new))
+                yield "boolean", splice(line, *at, line[at[0] : at[1]].replace(old, new))
         for bound in _bounds(node):
-            at = _segment(line, bound) if getattr(bound, "lineno", 0) == lineno else None
+            at = segment(line, bound) if getattr(bound, "lineno", 0) == lineno else None
             if at:
-                text = _wrapped(line[at[0] : at[1]], bound) if isinstance(bound, ast.BinOp) else line[at[0] : at[1]]
-                yield "bound", _splice(line, *at, f"{text} + 1")
-                yield "bound", _splice(line, *at, f"{text} - 1")
+                text = wrapped(line[at[0] : at[1]], bound) if isinstance(bound, ast.BinOp) else line[at[0] : at[1]]
+                yield "bound", splice(line, *at, f"{text} + 1")
+                yield "bound", splice(line, *at, f"{text} - 1")
         for left, right in _swaps(node):
-            a, b = _segment(line, left), _segment(line, right)
+            a, b = segment(line, left), segment(line, right)
             if a and b and getattr(left, "lineno", 0) == lineno and a[1] <= b[0]:
                 first, second = line[a[0] : a[1]], line[b[0] : b[1]]
                 yield "swap", line[: a[0]] + second + line[a[1] : b[0]] + first + line[b[1] :]
@@ -220,11 +211,11 @@ def _variable_edits(line: str, lineno: int, nodes: list[ast.AST], local: list[st
     """Each local variable read on `lineno` replaced by each other local of its function."""
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in local:
-            at = _segment(line, node)
+            at = segment(line, node)
             if at:
                 for other in local:
                     if other != node.id:
-                        yield "variable", _splice(line, *at, other)
+                        yield "variable", splice(line, *at, other)
 
 
 def _parses(source: str) -> bool:
@@ -255,6 +246,7 @@ def small_edits(
         if hasattr(node, "lineno"):
             on_line.setdefault(node.lineno, []).append(node)  # type: ignore[attr-defined]
     local = _locals(tree)
+    facts = file_facts(source, tree)
     seen: set[str] = {source}
     for lineno in dict.fromkeys(lines):
         if not 1 <= lineno <= len(text):
@@ -264,6 +256,8 @@ def small_edits(
         found += _number_edits(line, lineno, on_line.get(lineno, []))
         found += _node_edits(line, lineno, on_line.get(lineno, []))
         found += _variable_edits(line, lineno, on_line.get(lineno, []), local.get(lineno, []))
+        if operators is None or any(op in INSERT for op in operators):
+            found += insertions(line, lineno, on_line.get(lineno, []), facts)
         found = sorted((f for f in found if operators is None or f[0] in operators), key=lambda f: ORDER.index(f[0]))
         for operator, new in found:
             edited = "".join(text[: lineno - 1]) + new + "".join(text[lineno:])
