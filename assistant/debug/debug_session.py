@@ -30,6 +30,11 @@ from sandbox.api import Limits, RunResult
 
 EDIT_FAILED = "Your previous edit could not be applied: {why}. The file is unchanged; here it is again."
 STILL_FAILS = "Your previous edit was applied and {passed} tests pass now ({before} before), but a test still fails."
+HINTS = (
+    "Trying small edits of this code with the test command found none that fixes every test, but these raised the "
+    "number of passing tests ({before} pass as the file stands):\n{edits}\nThey may be part of the fix, or point at "
+    "where the bug is."
+)
 SEARCHED = "A small edit found by trying {tried} small edits of the implicated code with the test command: {what}."
 UNDONE = (
     "Your previous edit changed {names} but the tests did not improve ({passed} passed before, {after} after), so "
@@ -108,6 +113,10 @@ class DebugSession(Session):
         return frozenset(names)
 
     def _note(self) -> str:
+        """What the prompt says before the failure: how the last edit went, and the search's hints."""
+        return "\n\n".join(part for part in (self._outcome(), self._hints()) if part)
+
+    def _outcome(self) -> str:
         if not self.turns:
             return ""
         last = self.turns[-1]
@@ -120,6 +129,14 @@ class DebugSession(Session):
         names = ", ".join(f"`{n}`" for n in changed_functions(before_source, last.program)) or "the file"
         after = passed_count(last.public) if self._usable(last.public) else 0
         return UNDONE.format(names=names, passed=passed_count(before), after=after)
+
+    def _hints(self) -> str:
+        """The search's partial fixes, while the file is still the user's (they are edits of it)."""
+        partial = (self.meta.get("search") or {}).get("partial") or []
+        if not partial or self.current_source() is not self.problem.starter_code:
+            return ""
+        edits = "\n".join(f"- {p['edit']}: {p['passed']} pass" for p in partial)
+        return HINTS.format(before=passed_count(self.first_run), edits=edits)
 
     # --- hooks of Session -----------------------------------------------------------
 

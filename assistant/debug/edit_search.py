@@ -8,7 +8,9 @@ suspiciousness (line-level spectrum), then the implicated functions; every line'
 tried before any line's many `variable` and far-comparison edits. The search stops at
 `debug.search.max_runs` edits or `max_seconds`. After the first edit that passes it goes on for
 up to `after_fix_runs` edits to find up to `plausible` more, and ranks them (fix_rank.py): the
-right fix before one that merely passes.
+right fix before one that merely passes. An edit that raises the number of passing tests without
+passing all is a partial fix: the first few are tried in pairs (a bug on two lines), and when
+nothing fixes the file the best of them are the model's hints.
 
 This is test-suite-driven repair: an edit that passes the tests can still be wrong where the tests
 say nothing, so the fix is shown as a diff and is never written without `--apply`.
@@ -27,8 +29,11 @@ from assistant.debug.fix_rank import ranked
 from assistant.debug.localize import Span
 from assistant.debug.search_settings import SearchSettings
 from assistant.debug.insert_edits import INSERT
-from assistant.debug.small_edits import LATE, ORDER, SmallEdit, small_edits
+from assistant.debug.small_edits import LATE, ORDER, SmallEdit, paired, small_edits
+from assistant.loop.candidates import passed_count
 from sandbox.api import RunResult
+
+PAIRED = 4  # partial fixes kept and tried in pairs (at most 6 pairs)
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class Found:
     tried: int
     seconds: float
     others: list[SmallEdit] = field(default_factory=list)  # the other passing edits, best first
+    partial: list[tuple[SmallEdit, int]] = field(default_factory=list)  # no fix: edits that raised the passing count
 
     def summary(self) -> dict[str, object]:
         edit = self.edit
@@ -66,6 +72,7 @@ class Found:
             "found": edit.describe() if edit else None,
             "operator": edit.operator if edit else None,
             "plausible": [e.describe() for e in self.others],
+            "partial": [{"edit": e.describe(), "passed": n} for e, n in self.partial],
         }
 
 
@@ -120,16 +127,23 @@ def search(
     """The best small edit of `lines` after which `run` (the test command on the edited file)
     passes every test, within the settings' run and time budget: the first one in the search's
     order, then up to `plausible` more within `after_fix_runs` further edits, ranked
-    (`fix_rank.ranked`). `workers` edits run at a time."""
+    (`fix_rank.ranked`). `workers` edits run at a time. An edit that passes more tests than
+    `before` without passing all is kept as a partial fix (the best `hints` of them are the
+    model's hints); each new one is also tried together with the earlier ones on other lines
+    (`PAIRED` at most), ahead of the remaining single edits."""
     start, tried, order = clock(), 0, headers_last(source, lines)
     early = [op for op in ORDER if op not in LATE and op not in INSERT]
     tiers = (early, INSERT, LATE) if settings.insertions else (early, LATE)
     edits = unique(chain(*(small_edits(source, order, settings.siblings, ops) for ops in tiers)))
     found: list[tuple[SmallEdit, RunResult]] = []
+    partial: list[tuple[SmallEdit, int]] = []
+    pairs: list[SmallEdit] = []
     budget = settings.max_runs
     with ThreadPoolExecutor(settings.workers) as pool:
         while tried < budget and clock() - start < settings.max_seconds:
-            batch = list(islice(edits, min(settings.workers, budget - tried)))
+            room = min(settings.workers, budget - tried)
+            batch, pairs = pairs[:room], pairs[room:]
+            batch += list(islice(edits, room - len(batch)))
             if not batch:
                 break
             tried += len(batch)
@@ -138,13 +152,23 @@ def search(
                     if not found:
                         budget = min(budget, tried + settings.after_fix_runs)
                     found.append((edit, result))
+                elif not found and improves(result, before) and len(partial) < PAIRED:
+                    pairs += [p for other, _ in partial if (p := paired(source, other, edit)) is not None]
+                    partial.append((edit, passed_count(result)))
             if found and len(found) > settings.plausible:
                 break
+    hints = [edit for edit, _ in sorted(partial, key=lambda p: -p[1])[: settings.hints]]
+    passing = {id(edit): n for edit, n in partial}
     if not found:
-        return Found(None, None, tried, clock() - start)
+        return Found(None, None, tried, clock() - start, partial=[(e, passing[id(e)]) for e in hints])
     best, *others = ranked([edit for edit, _ in found], source, order, before)
     result = next(r for e, r in found if e is best)
     return Found(best, result, tried, clock() - start, others)
+
+
+def improves(run: RunResult, before: RunResult) -> bool:
+    """More tests pass than before the edit, and no fewer ran."""
+    return passed_count(run) > passed_count(before) and len(run.tests) >= len(before.tests)
 
 
 def unique(edits: Iterable[SmallEdit]) -> Iterator[SmallEdit]:
@@ -157,8 +181,12 @@ def unique(edits: Iterable[SmallEdit]) -> Iterator[SmallEdit]:
 
 
 def block_of(source: str, edit: SmallEdit) -> str:
-    """The edit as a SEARCH/REPLACE block, with as many lines around it as make its SEARCH part
-    occur once in `source`."""
+    """The edit as SEARCH/REPLACE blocks (one per line it changes), each with as many lines around
+    it as make its SEARCH part occur once in `source`."""
+    return "\n".join(_block(source, e) for e in (edit, *edit.also))
+
+
+def _block(source: str, edit: SmallEdit) -> str:
     lines = source.splitlines(keepends=True)
     at, before, after = edit.line - 1, 0, 0
     while True:

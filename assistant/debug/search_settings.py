@@ -37,6 +37,9 @@ class SearchSettings(Section):
     insertions: bool = Field(
         True, description="Also try edits that put back removed code (a term, a condition, a call, a slice, a width)."
     )
+    hints: int = Field(
+        3, ge=0, description="When no edit fixes every test, the edits that raised the passing count shown to the model."
+    )
     plausible: int = Field(
         3, ge=0, description="After the first passing edit, up to this many more are sought and all ranked."
     )

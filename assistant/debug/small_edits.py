@@ -53,9 +53,20 @@ class SmallEdit:
     after: str
     source: str
     operator: str
+    also: tuple["SmallEdit", ...] = ()  # a pair: the other line's edit (`paired`)
 
     def describe(self) -> str:
-        return f"line {self.line}: `{self.before.strip()}` -> `{self.after.strip()}`"
+        lines = [self, *self.also]
+        return " and ".join(f"line {e.line}: `{e.before.strip()}` -> `{e.after.strip()}`" for e in lines)
+
+
+def paired(source: str, first: SmallEdit, second: SmallEdit) -> SmallEdit | None:
+    """Both edits at once (on two different lines of `source`), or None when they share a line."""
+    if first.line == second.line or first.also or second.also:
+        return None
+    text = source.splitlines(keepends=True)
+    text[first.line - 1], text[second.line - 1] = first.after, second.after
+    return SmallEdit(first.line, first.before, first.after, "".join(text), "pair", (second,))
 
 
 def _tokens(source: str) -> dict[int, list[tokenize.TokenInfo]]:

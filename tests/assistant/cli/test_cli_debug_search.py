@@ -45,7 +45,12 @@ def test_a_bug_one_operator_away_is_fixed_by_the_search_without_asking_the_model
     result = json.loads(capsys.readouterr().out)
     assert result["passed"] and result["fixed_by"] == "search" and idle.calls == []
     assert result["search"]["found"] == "line 6: `return age > limit` -> `return age >= limit`"
-    assert result["search"]["operator"] == "compare" and result["search"]["plausible"] == []
+    assert result["search"]["operator"] == "compare", result["search"]["plausible"]
+    # the same behaviour by putting back a term: also plausible, ranked below the one-token change
+    assert result["search"]["plausible"] == [
+        "line 6: `return age > limit` -> `return age + 1 > limit`",
+        "line 6: `return age > limit` -> `return age > limit - 1`",
+    ]
     assert 2 < result["search"]["tried"] <= 2 + 24  # the first batch, then more edits for other plausible fixes
     assert "-    return age > limit\n+    return age >= limit\n" in result["diff"]
     assert (project / "ages.py").read_text() == AGES  # nothing written without --apply
@@ -94,3 +99,23 @@ def test_an_edit_that_makes_the_tests_hang_costs_only_the_search_run_timeout(
     assert result["fixed_by"] == "search" and result["search"]["found"].endswith("`return steps * 1`")
     # `i += 0` and `i -= 1` (line 5, tried before line 7) never end: each stops at 3 s, not at debug's 120 s
     assert time.monotonic() - start < 60
+
+
+def test_when_no_edit_fixes_the_file_the_model_is_shown_the_edits_that_raised_the_passing_count(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two bugs on one line: `>=` alone passes one more test (a hint), no small edit passes all,
+    so the model's first prompt lists that edit and its passing count."""
+    two = AGES.replace("age > limit", "age > limit and str(age) != '40'")
+    project = ages_project(tmp_path / "two", two)
+    monkeypatch.setenv("COBALT__DEBUG__SEARCH__MAX_RUNS", "30")
+    client = ScriptedClient([answer("def is_adult(age, limit=18):\n    return age >= limit")])
+    use_model(monkeypatch, client)
+    assert main(["debug", str(project / "ages.py"), "--test", COMMAND, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["fixed_by"] == "model" and result["search"]["found"] is None
+    edit = "line 6: `return age > limit and str(age) != '40'` -> `return age >= limit and str(age) != '40'`"
+    hint = {"edit": edit, "passed": 2}
+    assert hint in result["search"]["partial"]
+    prompt = client.calls[0]["messages"][-1]["content"]
+    assert "raised the number of passing tests (1 pass as the file stands)" in prompt and hint["edit"] in prompt

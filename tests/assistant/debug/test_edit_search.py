@@ -137,3 +137,37 @@ def test_the_search_stops_looking_after_after_fix_runs_edits() -> None:
 
     found = search(SOURCE, [2, 6, 7, 8], run, result(2, 1), SearchSettings(workers=1, after_fix_runs=5))
     assert found.edit is not None and found.others == [] and found.tried == len(runs) == 6
+
+
+def test_two_partial_fixes_on_two_lines_are_tried_together_ahead_of_the_other_edits() -> None:
+    """A bug on two lines: each line's fix alone passes one more test; the pair passes all, and its
+    reply is two SEARCH/REPLACE blocks that apply to the file."""
+    one = SOURCE.replace("    return x > 0\n\n", "    return x >= 0\n\n")
+    two = SOURCE.replace("x = x - 1", "x = x + 1")
+    both = one.replace("x = x - 1", "x = x + 1")
+    runs: list[str] = []
+
+    def run(program: str) -> RunResult:
+        runs.append(program)
+        return {one: result(3, 1), two: result(3, 1), both: result(4, 0)}.get(program, result(2, 2))
+
+    found = search(SOURCE, [2, 7], run, result(2, 2), SearchSettings(workers=1, plausible=0))
+    assert found.edit is not None and found.edit.source == both and found.edit.operator == "pair"
+    assert runs.index(both) == runs.index(two) + 1  # right after the second partial fix
+    assert found.edit.describe() == "line 2: `return x > 0` -> `return x >= 0` and line 7: `x = x - 1` -> `x = x + 1`"
+    assert apply_search_replace(SOURCE, block_of(SOURCE, found.edit)).source == both
+
+
+def test_without_a_fix_the_edits_that_raised_the_passing_count_are_the_hints_best_first() -> None:
+    better = SOURCE.replace("x = x - 1", "x = x + 1")
+    good = SOURCE.replace("    return x > 0\n\n", "    return x >= 0\n\n")
+
+    def run(program: str) -> RunResult:
+        return {good: result(3, 2), better: result(4, 1)}.get(program, result(2, 3))
+
+    found = search(SOURCE, [2, 7], run, result(2, 3), SearchSettings(workers=1, hints=2))
+    assert found.edit is None
+    assert [(e.source, n) for e, n in found.partial] == [(better, 4), (good, 3)]
+    assert found.summary()["partial"][0] == {"edit": "line 7: `x = x - 1` -> `x = x + 1`", "passed": 4}
+    fewer_ran = search(SOURCE, [2], lambda p: result(3, 0) if p == good else result(2, 3), result(2, 3), SearchSettings())
+    assert fewer_ran.partial == []  # 3 of 3 passing, but 2 tests fewer ran: neither a fix nor a hint
