@@ -5,7 +5,9 @@ each case the modes run one after the other on a fresh copy of the project (gree
 embedded model by default): `functions` and `search_replace` (the edit modes of
 assistant/debug/, each first trying small edits of the implicated code when debug.search is on,
 as `cobalt debug` does; `--no-search` leaves the bugs to the model), `search` (the small-edit search
-alone, no model) and `whole_file` (the whole file as the answer, as `cobalt debug` did before).
+alone, no model), `model` (the model alone: `functions` without the search) and `whole_file` (the
+whole file as the answer, as `cobalt debug` did before). `--set historical` runs the bugs that
+real projects fixed in a release (examples/historical) instead of the injected ones.
 
 Per mode: the fix rate (every test of the case's command passes) with a 95% interval, the median
 wall time per case, completion and prompt tokens per turn, and context overflows (a request the
@@ -39,13 +41,22 @@ from assistant.settings import Settings
 from bench.debug_cases import CASES, Case, read_cases
 
 SEARCH = "search"  # the small-edit search alone, no model
-MODES = (*FORMATS, SEARCH)
+MODEL = "model"  # the model alone: the default edit format without the search
+MODES = (*FORMATS, SEARCH, MODEL)
+SETS = {"debug": CASES, "historical": CASES.parents[1] / "historical" / "cases.jsonl"}
 OVERFLOW_WORDS = ("context length", "context window", "maximum context", "max_model_len", "too long")
 HELP = "cobalt debug on real library bugs: edit answers vs whole-file answers (fix rate, time, tokens, overflows)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cases", default=str(CASES), help="cases file (default: examples/debug/cases.jsonl)")
+    parser.add_argument("--cases", default=None, help="cases file (default: the --set's)")
+    parser.add_argument(
+        "--set",
+        choices=sorted(SETS),
+        default="debug",
+        help="debug: bugs injected by us (examples/debug); historical: bugs real projects fixed in a release "
+        "(examples/historical)",
+    )
     parser.add_argument("--modes", default=f"{FUNCTIONS},{WHOLE_FILE}", help=f"comma-separated, of: {', '.join(MODES)}")
     parser.add_argument("--turns", type=int, default=4, help="most turns per case (default 4)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0: all)")
@@ -100,8 +111,8 @@ def run_case(
         before = runner.run(problem.starter_code, [], "pytest", project=problem.project())
         if before.all_passed:
             raise UserError(f"case {case.id}: the injected bug fails no test")
-        searching = True if mode == SEARCH else None if search else False
-        debug = debug_settings(settings, FUNCTIONS if mode == SEARCH else mode, candidates, searching)
+        searching = True if mode == SEARCH else False if mode == MODEL or not search else None
+        debug = debug_settings(settings, FUNCTIONS if mode in (SEARCH, MODEL) else mode, candidates, searching)
         session = open_debug_session(
             problem, client, runner, settings, before, loop=loop, debug=debug, source="bench", stream=False
         )
@@ -178,6 +189,7 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
             "median_prompt_tokens_per_turn": statistics.median(prompt) if prompt else None,
             "overflows": sum(r["overflow"] for r in mine),
             "fixed_by_search": sum(r.get("fixed_by") == "search" for r in mine),
+            "fixed_by_model": sum(r.get("fixed_by") == "model" for r in mine),
             "original_again": sum(bool(r.get("original_again")) for r in mine),
         }
     return out
@@ -190,7 +202,7 @@ def render(report: dict[str, Any]) -> str:
         f"· model {report['model']} "
         f"· {report['wall_s']:.0f} s",
         f"{'mode':<16}{'fixed':>8}{'fix rate [95% CI]':>26}{'median s/case':>15}{'tok/turn':>10}{'prompt tok':>12}"
-        f"{'overflows':>11}{'by search':>11}{'= original':>12}",
+        f"{'overflows':>11}{'by search':>11}{'by model':>10}{'= original':>12}",
     ]
     for mode, m in report["modes"].items():
         r = m["fix_rate"]
@@ -198,7 +210,7 @@ def render(report: dict[str, Any]) -> str:
         lines.append(
             f"{mode:<16}{m['fixed']:>5}/{m['cases']:<2}{ci:>26}{m['median_wall_s'] or 0:>15.0f}"
             f"{m['median_completion_tokens_per_turn'] or 0:>10.0f}{m['median_prompt_tokens_per_turn'] or 0:>12.0f}"
-            f"{m['overflows']:>11}{m['fixed_by_search']:>11}{m['original_again']:>12}"
+            f"{m['overflows']:>11}{m['fixed_by_search']:>11}{m['fixed_by_model']:>10}{m['original_again']:>12}"
         )
     for name, value in report["ratios"].items():
         lines.append(f"{name}: {value:.2f}x" if value is not None else f"{name}: -")
@@ -210,7 +222,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise UserError(f"unknown mode {unknown[0]!r}; choose from {', '.join(MODES)}")
-    cases = spread(read_cases(Path(args.cases), args.limit), args.sample)
+    cases = spread(read_cases(Path(args.cases or SETS[args.set]), args.limit), args.sample)
     candidates = args.candidates or settings.debug.candidates
     client = open_client(settings, args.model, progress=to_stderr, keep_docstrings=True)
     sandbox = open_sandbox(settings)
@@ -238,6 +250,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
 
     report = {
         "cases": len(cases),
+        "set": args.cases or args.set,
         "turns": args.turns,
         "candidates": candidates,
         "search": settings.debug.search.enabled and not args.no_search,

@@ -59,3 +59,16 @@ def test_one_case_end_to_end_in_the_sandbox(sandbox: Any, test_config: Any, tmp_
     assert not unfixed["fixed"] and unfixed["turns"] == 2
     report = summarize([fixed, unfixed], ["functions", "whole_file"])
     assert report["functions"]["fixed"] == 1 and report["whole_file"]["fixed"] == 0
+
+
+@pytest.mark.docker
+def test_the_model_mode_never_searches_even_where_the_search_is_on(
+    sandbox: Any, test_config: Any, tmp_path: Path
+) -> None:
+    case = next(c for c in CASES if c.id == "isodate-duration-4")  # one the search fixes
+    search_on = test_config.debug.search.model_copy(update={"enabled": True})
+    settings = test_config.model_copy(update={"debug": test_config.debug.model_copy(update={"search": search_on})})
+    runner = LimitedRunner(sandbox, Limits(**{**vars(test_config.sandbox.limits), "timeout_s": 60}))
+    alone = run_case(case, "model", settings, ScriptedClient([_oracle(case)]), runner, turns=1)
+    assert alone["fixed"] and alone["fixed_by"] == "model" and alone["search"] is None, alone
+    assert summarize([alone], ["model"])["model"]["fixed_by_model"] == 1
