@@ -8,7 +8,8 @@ replaced by `replace`. A case is valid when
 - the module has 250-600 lines, `search` occurs in it exactly once and lies inside the
   function or method `function` (a dotted qualified name, e.g. `Table.to_text`);
 - the buggy module still parses, and differs from the original;
-- the original project passes every test of `test_command`, and the buggy one fails at least one.
+- the original project passes every test of `test_command`, and the buggy one fails at least one
+  (each test with its own time limit, debug.per_test_timeout_s: a test whose loop never ends fails).
 
 The tests run inside the project's Docker sandbox (never on the host): each run gets a fresh
 copy of the project in a temporary directory, and the sandbox writes the program (the
@@ -33,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assistant.debug.debug_session import LimitedRunner
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox
 from assistant.settings_loader import load_settings
@@ -183,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     originals = {c.key: c for c in reversed(runnable)}  # one case per (project, module, command)
     started = time.monotonic()
     box = open_sandbox(settings, pool_size=args.jobs, concurrency=args.jobs)
+    runner = LimitedRunner(box, limits, settings.debug.per_test_timeout_s)  # each test its own limit, like cobalt debug
     try:
         with tempfile.TemporaryDirectory(prefix="debug-cases-") as tmp:
             jobs: dict[tuple[str, object], tuple[str, Project]] = {}
@@ -193,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def timed(job: tuple[str, Project]) -> tuple[RunResult, float]:
                 began = time.monotonic()
-                result = box.run(job[0], [], "pytest", limits=limits, project=job[1])
+                result = runner.run(job[0], [], "pytest", project=job[1])
                 return result, time.monotonic() - began
 
             with ThreadPoolExecutor(max_workers=args.jobs) as pool:
