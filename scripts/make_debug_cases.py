@@ -5,8 +5,9 @@ Each case names a small project copied from a real library's source distribution
 test command, and a bug: `search` (lines of the original module, occurring exactly once)
 replaced by `replace`. A case is valid when
 
-- the module has 250-600 lines, `search` occurs in it exactly once and lies inside the
-  function or method `function` (a dotted qualified name, e.g. `Table.to_text`);
+- the module has 250-600 lines (another range with `--lines MIN,MAX`), `search` occurs in it
+  exactly once and lies inside the function or method `function` (a dotted qualified name,
+  e.g. `Table.to_text`);
 - the buggy module still parses, and differs from the original;
 - the original project passes every test of `test_command`, and the buggy one fails at least one
   (each test with its own time limit, debug.per_test_timeout_s: a test whose loop never ends fails).
@@ -100,7 +101,7 @@ def function_spans(tree: ast.AST) -> dict[str, tuple[int, int]]:
     return spans
 
 
-def static_checks(case: Case) -> None:
+def static_checks(case: Case, min_lines: int = MIN_LINES, max_lines: int = MAX_LINES) -> None:
     """The checks that need no sandbox; problems go to case.problems."""
     if not case.archive().is_file():
         case.problems.append(f"no project archive {case.archive().name}")
@@ -111,8 +112,8 @@ def static_checks(case: Case) -> None:
         case.problems.append(f"no module {case.target_file} in {case.project}")
         return
     lines = len(text.splitlines())
-    if not MIN_LINES <= lines <= MAX_LINES:
-        case.problems.append(f"module has {lines} lines, not {MIN_LINES}-{MAX_LINES}")
+    if not min_lines <= lines <= max_lines:
+        case.problems.append(f"module has {lines} lines, not {min_lines}-{max_lines}")
     hits = text.count(case.search)
     if hits != 1:
         case.problems.append(f"search occurs {hits} times in the module, not once")
@@ -165,11 +166,30 @@ def judge(orig: RunResult, bug: RunResult) -> list[str]:
     return []
 
 
+def _line_range(text: str) -> tuple[int, int]:
+    """`MIN,MAX` as a pair of line counts."""
+    try:
+        low, high = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not MIN,MAX: {text!r}") from None
+    if not 0 < low <= high:
+        raise argparse.ArgumentTypeError(f"not 0 < MIN <= MAX: {text!r}")
+    return low, high
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefixes", nargs="*", help="only the cases whose id starts with one of these")
     parser.add_argument("--cases", type=Path, default=CASES, help="the cases file (default: %(default)s)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="sandbox runs at once (default: %(default)s)")
+    parser.add_argument(
+        "--lines",
+        type=_line_range,
+        default=(MIN_LINES, MAX_LINES),
+        metavar="MIN,MAX",
+        help="the module sizes a case's set allows (default: %s,%s; examples/historical uses 80,1500)"
+        % (MIN_LINES, MAX_LINES),
+    )
     args = parser.parse_args(argv)
 
     cases = [c for c in load_cases(args.cases) if not args.prefixes or c.id.startswith(tuple(args.prefixes))]
@@ -177,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         print("no cases", file=sys.stderr)
         return 1
     for case in cases:
-        static_checks(case)
+        static_checks(case, *args.lines)
 
     settings = load_settings()
     limits = Limits(**{**vars(settings.sandbox.limits), "timeout_s": TIMEOUT_S})
