@@ -224,7 +224,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         raise UserError(f"unknown mode {unknown[0]!r}; choose from {', '.join(MODES)}")
     cases = spread(read_cases(Path(args.cases or SETS[args.set]), args.limit), args.sample)
     candidates = args.candidates or settings.debug.candidates
-    client = open_client(settings, args.model, progress=to_stderr, keep_docstrings=True)
+    # the search alone asks no model: no server is started for it
+    client = open_client(settings, args.model, progress=to_stderr, keep_docstrings=True) if set(modes) - {SEARCH} else None
     sandbox = open_sandbox(settings)
     runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
     rows: list[dict[str, Any]] = []
@@ -254,7 +255,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         "turns": args.turns,
         "candidates": candidates,
         "search": settings.debug.search.enabled and not args.no_search,
-        "model": getattr(client, "display_name", None) or settings.model.name,
+        "model": getattr(client, "display_name", None) or (settings.model.name if client else None),
         "wall_s": round(time.perf_counter() - start, 1),
         "modes": modes_summary,
         "ratios": {

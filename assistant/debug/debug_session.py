@@ -211,13 +211,17 @@ class DebugSession(Session):
         return self._record(self._execute(index, messages, reply, author="search"))
 
     def _run_file(self, program: str) -> RunResult:
-        """The test command on an edited file, within the search's run timeout (`run_timeout`)."""
+        """The test command on an edited file, within the search's run timeout (`run_timeout`) and
+        each test within `test_timeout`."""
         limits = getattr(self.sandbox, "limits", None)
         if isinstance(limits, Limits):
             limits = replace(
                 limits, timeout_s=edit_search.run_timeout(self.first_run, self.debug.search, limits.timeout_s)
             )
-        return self.sandbox.run(program, [], "pytest", limits=limits, project=self.problem.project())  # type: ignore[call-arg]
+        project = self.problem.project()
+        if project is not None and self.debug.per_test_timeout_s:
+            project = replace(project, test_timeout_s=edit_search.test_timeout(self.first_run, self.debug.per_test_timeout_s))
+        return self.sandbox.run(program, [], "pytest", limits=limits, project=project)  # type: ignore[call-arg]
 
     def score(self, turn: Turn) -> int:
         """The tests of the command a candidate edit passes; -1 without an edit or when the

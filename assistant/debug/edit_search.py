@@ -5,7 +5,8 @@ which every test passes (and no fewer tests run) is the fix. A test run of a sma
 a fraction of a second in a warm sandbox, so a few hundred edits cost less than one model turn on
 this CPU. The lines come from the failing frames, then the lines the failing tests ran by
 suspiciousness (line-level spectrum), then the implicated functions; every line's likely edits are
-tried before any line's many `variable` and far-comparison edits. The search stops at
+tried before any line's many `variable` and far-comparison edits, and one edit that puts back removed
+code (insert_edits.py: a term, a condition, a slice) after every `insert_every` of the others. The search stops at
 `debug.search.max_runs` edits or `max_seconds`. After the first edit that passes it goes on for
 up to `after_fix_runs` edits to find up to `plausible` more, and ranks them (fix_rank.py): the
 right fix before one that merely passes. An edit that raises the number of passing tests without
@@ -28,7 +29,7 @@ from assistant.debug.failures import Failure
 from assistant.debug.fix_rank import ranked
 from assistant.debug.localize import Span
 from assistant.debug.search_settings import SearchSettings
-from assistant.debug.insert_edits import INSERT
+from assistant.debug.insert_edits import BROAD, INSERT
 from assistant.debug.small_edits import LATE, ORDER, SmallEdit, paired, small_edits
 from assistant.loop.candidates import passed_count
 from sandbox.api import RunResult
@@ -111,6 +112,14 @@ def run_timeout(before: RunResult, settings: SearchSettings, most: float) -> flo
     return min(most, max(settings.run_timeout_s, 3 * took))
 
 
+def test_timeout(before: RunResult, most: float) -> float:
+    """Seconds each test of an edited file may take: five times the slowest test that passed on
+    the user's file, at least 1 s, never over `most` (debug.per_test_timeout_s). A bug that hangs
+    a test costs its whole limit on every edit otherwise; an edit that ends the loop is fast."""
+    slowest = max((t.duration_s for t in before.tests if t.passed), default=0.0)
+    return min(most, max(1.0, 5 * slowest)) if most else 0.0
+
+
 def fixes(run: RunResult, before: RunResult) -> bool:
     """Every test passes and at least as many ran as before the edit."""
     return run.all_passed and len(run.tests) >= len(before.tests)
@@ -132,9 +141,7 @@ def search(
     model's hints); each new one is also tried together with the earlier ones on other lines
     (`PAIRED` at most), ahead of the remaining single edits."""
     start, tried, order = clock(), 0, headers_last(source, lines)
-    early = [op for op in ORDER if op not in LATE and op not in INSERT]
-    tiers = (early, INSERT, LATE) if settings.insertions else (early, LATE)
-    edits = unique(chain(*(small_edits(source, order, settings.siblings, ops) for ops in tiers)))
+    edits = candidates(source, order, settings)
     found: list[tuple[SmallEdit, RunResult]] = []
     partial: list[tuple[SmallEdit, int]] = []
     pairs: list[SmallEdit] = []
@@ -164,6 +171,32 @@ def search(
     best, *others = ranked([edit for edit, _ in found], source, order, before)
     result = next(r for e, r in found if e is best)
     return Found(best, result, tried, clock() - start, others)
+
+
+def candidates(source: str, order: Sequence[int], settings: SearchSettings) -> Iterator[SmallEdit]:
+    """The edits in the order the search runs them: each line's replacements and targeted
+    insertions (by line), one broad insertion after every `insert_every` of them, then the late
+    kinds; each edited file once."""
+    inserting = set(INSERT) if settings.insertions else set()
+    early = [op for op in ORDER if op not in LATE and op not in BROAD and (op in inserting or op not in INSERT)]
+
+    def stream(ops: Iterable[str]) -> Iterator[SmallEdit]:
+        return small_edits(source, order, settings.siblings, list(ops))
+
+    broad = stream(op for op in BROAD if op in inserting)
+    return unique(chain(interleave(stream(early), broad, settings.insert_every), stream(LATE)))
+
+
+def interleave(first: Iterator[SmallEdit], second: Iterator[SmallEdit], every: int) -> Iterator[SmallEdit]:
+    """`every` edits of `first`, then one of `second`, and so on; the rest of `second` once `first`
+    runs out (every=0: all of `first` before `second`)."""
+    while True:
+        taken = list(islice(first, every)) if every else list(first)
+        yield from taken
+        if len(taken) < every or not every:
+            break
+        yield from islice(second, 1)
+    yield from second
 
 
 def improves(run: RunResult, before: RunResult) -> bool:

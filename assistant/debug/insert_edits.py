@@ -8,6 +8,7 @@ bug that dropped something:
   other specs of that type, else zero padding to two digits;
 - `insert-call`: an expression wrapped in a one-argument function the file applies to the same
   name elsewhere (`get(hex_value)` -> `get(normalize_hex(hex_value))`);
+- `insert-augment`: an assignment in a loop that lost its operator (`self._index = 1` -> `self._index += 1`);
 - `insert-condition`: `and n` / `or n` added to a test, `n` a name the function tests elsewhere;
 - `insert-term`: `+ t` / `- t` after an operand (`val` -> `val - low`, `length - start` ->
   `length - 1 - start`), `t` being `1` or a name the line already adds or subtracts, and every
@@ -28,9 +29,13 @@ from typing import Iterator
 
 from assistant.debug.line_text import segment, splice
 
-INSERT = ("insert-unused", "insert-format", "insert-call", "insert-condition", "insert-term", "insert-slice")
+TARGETED = ("insert-unused", "insert-format", "insert-augment")  # few per line: searched with the replacements
+BROAD = ("insert-call", "insert-condition", "insert-term", "insert-slice")  # many per line: interleaved (edit_search.py)
+INSERT = TARGETED + BROAD
+NUMERIC = (ast.Constant, ast.Name, ast.Attribute)
 VALUE = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
 ADDITIVE = (ast.Add, ast.Sub)
+ASSIGN = re.compile(r"\s*=\s*")
 SPEC = re.compile(r":([^{}:!]*)\}")
 WIDTH = "xXdbo"
 
@@ -44,9 +49,10 @@ class Function:
     assigned: dict[str, int] = field(default_factory=dict)  # local -> the line of its first assignment
     read: set[str] = field(default_factory=set)
     tested: list[str] = field(default_factory=list)  # names read inside its tests and boolean operations
+    looped: set[int] = field(default_factory=set)  # the lines inside its loops' bodies
 
     def unused(self, line: int) -> list[str]:
-        return [n for n, at in self.assigned.items() if n not in self.read and at < line]
+        return [n for n, at in self.assigned.items() if n not in self.read and at < line and not n.startswith("_")]
 
 
 @dataclass
@@ -71,8 +77,8 @@ def file_facts(source: str, tree: ast.AST) -> FileFacts:
                 known = calls.setdefault(arg.id, [])
                 if name not in known:
                     known.append(name)
-    for names in calls.values():
-        names.sort(key=lambda n: hasattr(builtins, n))  # the file's own functions first
+    for name, found in calls.items():  # the file's own functions only: a builtin fits too many names
+        calls[name] = [f for f in found if not hasattr(builtins, f)]
     specs = list(dict.fromkeys(m.group(1) for m in SPEC.finditer(source) if m.group(1)))
     return FileFacts(functions, calls, specs)
 
@@ -80,6 +86,10 @@ def file_facts(source: str, tree: ast.AST) -> FileFacts:
 def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Function:
     found = Function(fn.lineno, fn.end_lineno or fn.lineno)
     for node in (n for stmt in fn.body for n in ast.walk(stmt)):
+        if isinstance(node, (ast.For, ast.While)):
+            found.looped.update(range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1))
+        if isinstance(node, (ast.For, ast.comprehension)):
+            found.read.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))  # loop names: never "unused"
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Store):
                 found.assigned.setdefault(node.id, node.lineno)
@@ -109,6 +119,13 @@ def insertions(line: str, lineno: int, nodes: list[ast.AST], facts: FileFacts) -
             for call in facts.calls.get(node.id, []) if at else []:
                 if not line[: at[0]].rstrip().endswith(f"{call}("):  # type: ignore[index]
                     yield "insert-call", splice(line, *at, f"{call}({node.id})")  # type: ignore[misc]
+    for node in nodes if fn is not None and lineno in fn.looped else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, NUMERIC):
+            target = node.targets[0]
+            at = segment(line, target) if isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)) else None
+            equals = ASSIGN.match(line, at[1]) if at else None
+            for op in ("+", "-") if equals else ():
+                yield "insert-augment", splice(line, equals.start(), equals.end(), f" {op}= ")  # type: ignore[union-attr]
     if fn is not None:
         for test in (n.test for n in nodes if isinstance(n, (ast.If, ast.While)) and n.test.lineno == lineno):
             at = segment(line, test)

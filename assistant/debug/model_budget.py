@@ -30,6 +30,8 @@ def served_context(client: ChatModel) -> int | None:
             return None
         mine = [c for c in cards if c.get("id") == name] or cards  # an adapter's card may omit the length
         return next((int(c["max_model_len"]) for c in mine + cards if c.get("max_model_len")), None)
+    if not model:
+        return None  # no model at all (the search alone)
     try:
         import litellm  # heavy third-party: only for a provider's model
 

@@ -40,6 +40,9 @@ class SearchSettings(Section):
     hints: int = Field(
         3, ge=0, description="When no edit fixes every test, the edits that raised the passing count shown to the model."
     )
+    insert_every: int = Field(
+        3, ge=0, description="One edit adding a term, condition or slice after every this many others (0: after all)."
+    )
     plausible: int = Field(
         3, ge=0, description="After the first passing edit, up to this many more are sought and all ranked."
     )

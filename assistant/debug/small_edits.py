@@ -19,7 +19,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Collection, Iterable, Iterator
 
-from assistant.debug.insert_edits import INSERT, file_facts, insertions
+from assistant.debug.insert_edits import BROAD, INSERT, TARGETED, file_facts, insertions
 from assistant.debug.line_text import segment, splice, wrapped
 from sandbox import pyast
 
@@ -37,9 +37,10 @@ ORDER = (
     "bound",
     "swap",
     "sibling",
+    *TARGETED,
     "variable",
     "compare-far",
-    *INSERT,
+    *BROAD,
 )
 LATE = ("variable", "compare-far")  # many edits per line, rarely the fix: searched after every line's others
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from assistant.debug.edit_search import block_of, headers_last, run_timeout, search, search_lines
 from assistant.debug.edits import apply_search_replace
+from assistant.debug.insert_edits import BROAD
 from assistant.debug.failures import Failure, Frame
 from assistant.debug.localize import spans
 from assistant.debug.search_settings import SearchSettings
@@ -171,3 +172,22 @@ def test_without_a_fix_the_edits_that_raised_the_passing_count_are_the_hints_bes
     assert found.summary()["partial"][0] == {"edit": "line 7: `x = x - 1` -> `x = x + 1`", "passed": 4}
     fewer_ran = search(SOURCE, [2], lambda p: result(3, 0) if p == good else result(2, 3), result(2, 3), SearchSettings())
     assert fewer_ran.partial == []  # 3 of 3 passing, but 2 tests fewer ran: neither a fix nor a hint
+
+
+def test_insertions_are_interleaved_one_after_every_few_replacements() -> None:
+    from assistant.debug.edit_search import interleave
+
+    assert list(interleave(iter("abcdefg"), iter("XYZ"), 3)) == list("abcXdefYgZ")  # type: ignore[arg-type]
+    assert list(interleave(iter("ab"), iter("XY"), 0)) == list("abXY")  # type: ignore[arg-type]
+    runs: list[str] = []
+    search(SOURCE, [7], lambda p: runs.append(p) or result(2, 1), result(2, 1), SearchSettings(workers=1, max_runs=4))
+    kinds = {e.source: e.operator for e in small_edits(SOURCE, [7])}
+    assert [kinds[p] in BROAD for p in runs] == [False, False, False, True]
+
+
+def test_each_test_of_an_edited_file_gets_five_times_the_slowest_passing_test_at_least_a_second() -> None:
+    from assistant.debug.edit_search import test_timeout
+
+    slow = RunResult(tests=[TestResult(status="passed", duration_s=0.4), TestResult(status="failed", duration_s=10.0)])
+    assert test_timeout(slow, 10) == 2.0  # the hung test's 10 s is not a passing test's time
+    assert test_timeout(result(2, 1), 10) == 1.0 and test_timeout(slow, 1.5) == 1.5 and test_timeout(slow, 0) == 0.0

@@ -98,3 +98,12 @@ def test_insertions_come_after_every_replacement_of_a_line_and_parse() -> None:
     for edit in everything:
         compile(edit.source, "<edit>", "exec")
         assert edit.source.splitlines()[: edit.line - 1] == SOURCE.splitlines()[: edit.line - 1]
+
+
+def test_an_assignment_that_lost_its_operator_gets_it_back() -> None:
+    source = "def step(self, items):\n    self.index = 1\n    while items:\n        self.index = 1\n        total = items[0] = 2\n"
+    found = [(e.operator, e.after.strip(), e.line) for e in small_edits(source, [2, 4, 5], operators=INSERT)]
+    assert not any(line == 2 for op, _, line in found if op == "insert-augment")  # outside a loop: left alone
+    found = [(op, after) for op, after, _ in found]
+    assert ("insert-augment", "self.index += 1") in found and ("insert-augment", "self.index -= 1") in found
+    assert not any(op == "insert-augment" and "total" in after for op, after in found)  # two targets: left alone
