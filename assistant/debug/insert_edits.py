@@ -11,7 +11,7 @@ bug that dropped something:
 - `insert-augment`: an assignment in a loop that lost its operator (`self._index = 1` -> `self._index += 1`);
 - `insert-condition`: `and n` / `or n` added to a test, `n` a name the function tests elsewhere;
 - `insert-term`: `+ t` / `- t` after an operand (`val` -> `val - low`, `length - start` ->
-  `length - 1 - start`), `t` being `1` or a name the line already adds or subtracts, and every
+  `length - 1 - start`), `t` being a name the line already adds or subtracts, then `1`, and every
   operand of the same text and role on the line at once as well;
 - `insert-slice`: `[:-1]` or `[1:]` after a name or attribute passed on (`f(self.path)` ->
   `f(self.path[:-1])`).
@@ -134,7 +134,7 @@ def insertions(line: str, lineno: int, nodes: list[ast.AST], facts: FileFacts) -
                 for op in ("and", "or"):
                     yield "insert-condition", splice(line, at[1], at[1], f" {op} {name}")  # type: ignore[index]
     added = [n.id for n in _additive_names(nodes, lineno)]
-    for term in dict.fromkeys(["1", *added]):
+    for term in dict.fromkeys([*added, "1"]):
         yield from (("insert-term", new) for new in _terms(line, anchors, term))
     for node, _ in anchors:
         if isinstance(node, (ast.Name, ast.Attribute)):
