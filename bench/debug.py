@@ -225,7 +225,9 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     cases = spread(read_cases(Path(args.cases or SETS[args.set]), args.limit), args.sample)
     candidates = args.candidates or settings.debug.candidates
     # the search alone asks no model: no server is started for it
-    client = open_client(settings, args.model, progress=to_stderr, keep_docstrings=True) if set(modes) - {SEARCH} else None
+    client = (
+        open_client(settings, args.model, progress=to_stderr, keep_docstrings=True) if set(modes) - {SEARCH} else None
+    )
     sandbox = open_sandbox(settings)
     runner = LimitedRunner.of(sandbox, settings.sandbox.limits, settings.debug)
     rows: list[dict[str, Any]] = []

@@ -220,7 +220,9 @@ class DebugSession(Session):
             )
         project = self.problem.project()
         if project is not None and self.debug.per_test_timeout_s:
-            project = replace(project, test_timeout_s=edit_search.test_timeout(self.first_run, self.debug.per_test_timeout_s))
+            project = replace(
+                project, test_timeout_s=edit_search.test_timeout(self.first_run, self.debug.per_test_timeout_s)
+            )
         return self.sandbox.run(program, [], "pytest", limits=limits, project=project)  # type: ignore[call-arg]
 
     def score(self, turn: Turn) -> int:

@@ -30,7 +30,12 @@ from typing import Iterator
 from assistant.debug.line_text import segment, splice
 
 TARGETED = ("insert-unused", "insert-format", "insert-augment")  # few per line: searched with the replacements
-BROAD = ("insert-call", "insert-condition", "insert-term", "insert-slice")  # many per line: interleaved (edit_search.py)
+BROAD = (
+    "insert-call",
+    "insert-condition",
+    "insert-term",
+    "insert-slice",
+)  # many per line: interleaved (edit_search.py)
 INSERT = TARGETED + BROAD
 NUMERIC = (ast.Constant, ast.Name, ast.Attribute)
 VALUE = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
@@ -89,7 +94,9 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Function:
         if isinstance(node, (ast.For, ast.While)):
             found.looped.update(range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1))
         if isinstance(node, (ast.For, ast.comprehension)):
-            found.read.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))  # loop names: never "unused"
+            found.read.update(
+                n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)
+            )  # loop names: never "unused"
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Store):
                 found.assigned.setdefault(node.id, node.lineno)

@@ -38,7 +38,9 @@ class SearchSettings(Section):
         True, description="Also try edits that put back removed code (a term, a condition, a call, a slice, a width)."
     )
     hints: int = Field(
-        3, ge=0, description="When no edit fixes every test, the edits that raised the passing count shown to the model."
+        3,
+        ge=0,
+        description="When no edit fixes every test, the edits that raised the passing count shown to the model.",
     )
     insert_every: int = Field(
         3, ge=0, description="One edit adding a term, condition or slice after every this many others (0: after all)."

@@ -78,10 +78,6 @@ def _tokens(source: str) -> dict[int, list[tokenize.TokenInfo]]:
     return by_line
 
 
-
-
-
-
 def _token_edits(line: str, tokens: list[tokenize.TokenInfo], siblings: dict[str, str]) -> Iterator[tuple[str, str]]:
     """(operator, new line) for every one-token change of `line`."""
     names = [t.string for t in tokens if t.type == tokenize.NAME]
@@ -143,10 +139,6 @@ def _moved(text: str) -> list[str]:
     whole, _, fraction = text.partition(".")
     steps = [int(whole) + step for step in (1, -1) if int(whole) + step >= 0]
     return [f"{n}.{fraction}" if "." in text else str(n) for n in steps]
-
-
-
-
 
 
 def _negatable(node: ast.AST) -> Iterator[ast.AST]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from assistant.debug.edit_search import block_of, headers_last, run_timeout, search, search_lines
 from assistant.debug.edits import apply_search_replace
-from assistant.debug.insert_edits import BROAD
 from assistant.debug.failures import Failure, Frame
+from assistant.debug.insert_edits import BROAD
 from assistant.debug.localize import spans
 from assistant.debug.search_settings import SearchSettings
 from assistant.debug.small_edits import small_edits
@@ -170,7 +170,9 @@ def test_without_a_fix_the_edits_that_raised_the_passing_count_are_the_hints_bes
     assert found.edit is None
     assert [(e.source, n) for e, n in found.partial] == [(better, 4), (good, 3)]
     assert found.summary()["partial"][0] == {"edit": "line 7: `x = x - 1` -> `x = x + 1`", "passed": 4}
-    fewer_ran = search(SOURCE, [2], lambda p: result(3, 0) if p == good else result(2, 3), result(2, 3), SearchSettings())
+    fewer_ran = search(
+        SOURCE, [2], lambda p: result(3, 0) if p == good else result(2, 3), result(2, 3), SearchSettings()
+    )
     assert fewer_ran.partial == []  # 3 of 3 passing, but 2 tests fewer ran: neither a fix nor a hint
 
 

@@ -101,7 +101,10 @@ def test_insertions_come_after_every_replacement_of_a_line_and_parse() -> None:
 
 
 def test_an_assignment_that_lost_its_operator_gets_it_back() -> None:
-    source = "def step(self, items):\n    self.index = 1\n    while items:\n        self.index = 1\n        total = items[0] = 2\n"
+    source = (
+        "def step(self, items):\n    self.index = 1\n    while items:\n        self.index = 1\n"
+        "        total = items[0] = 2\n"
+    )
     found = [(e.operator, e.after.strip(), e.line) for e in small_edits(source, [2, 4, 5], operators=INSERT)]
     assert not any(line == 2 for op, _, line in found if op == "insert-augment")  # outside a loop: left alone
     found = [(op, after) for op, after, _ in found]
