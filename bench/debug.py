@@ -134,7 +134,7 @@ def run_case(
         "mode": mode,
         "fixed": session.passed,
         "fixed_by": session.turns[-1].author if session.passed else None,
-        "original_again": fixed_file is not None and _same_code(fixed_file, case.original()),
+        "original_again": fixed_file is not None and same_code(fixed_file, case.original()),
         "search": session.meta.get("search"),
         "turns": len(session.turns),
         "wall_s": round(wall, 1),
@@ -149,7 +149,7 @@ def run_case(
     }
 
 
-def _same_code(a: str, b: str) -> bool:
+def same_code(a: str, b: str) -> bool:
     """The same module up to formatting (the same AST)."""
     try:
         return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))

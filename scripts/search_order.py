@@ -15,7 +15,6 @@ search can find; earlier positions are cheaper.
 from __future__ import annotations
 
 import argparse
-import ast
 import sys
 import tempfile
 from itertools import islice
@@ -29,16 +28,10 @@ from assistant.debug.open_session import open_debug_session
 from assistant.debug.spectrum import ranked_lines
 from assistant.runtime import open_sandbox
 from assistant.settings_loader import load_settings
+from bench.debug import same_code
 from bench.debug_cases import CASES, Case, read_cases
 
 LOOK = 3000  # edits looked through per case at most
-
-
-def _same(a: str, b: str) -> bool:
-    try:
-        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
-    except SyntaxError:
-        return a == b
 
 
 def position(case: Case, runner: LimitedRunner, settings: object) -> tuple[int | None, int, str]:
@@ -55,7 +48,7 @@ def position(case: Case, runner: LimitedRunner, settings: object) -> tuple[int |
         original = case.original()
         stream = list(islice(edit_search.candidates(source, order, session.debug.search), LOOK))
         for i, edit in enumerate(stream, 1):
-            if _same(edit.source, original):
+            if same_code(edit.source, original):
                 return i, len(stream), edit.operator
         return None, len(stream), ""
 
