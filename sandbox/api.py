@@ -169,6 +169,7 @@ class Project:
     test_command: str = "python -m pytest -q"
     follow: str = ""  # whose lines each test reports: "" the target file; "*" every project file (TestResult.files)
     test_timeout_s: float = 0.0  # each test's own limit (0: none): a test past it fails where it hangs
+    only: tuple[str, ...] = ()  # node ids: only these of the collected tests run (none matching: all do)
 
 
 @dataclass

@@ -86,6 +86,7 @@ def prepare(
             test_command=project.test_command,
             follow=project.follow or project.target_file,
             test_timeout_s=float(project.test_timeout_s),
+            only=list(project.only),
             n=0,
         )
         job.payload = frame(header)

@@ -9,7 +9,7 @@ is a trajectory like any other.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Sequence
 
 from assistant.debug import edit_search
 from assistant.debug import failures as fails
@@ -200,7 +200,12 @@ class DebugSession(Session):
         suspects = ranked_lines(spans(source), run.tests)
         lines = edit_search.search_lines(found, failed, str(self.problem.target_file), suspects)
         self._emit(edit_search.SearchStarted(sid, [s.qualname for s in found], len(lines)))
-        result = edit_search.search(source, lines, self._run_file, run, self.debug.search)
+        attempt = (
+            edit_search.failing_first(self._run_file, run)
+            if self.debug.search.failing_first
+            else lambda program: self._run_file(program, ())
+        )
+        result = edit_search.search(source, lines, attempt, run, self.debug.search)
         self.meta["search"] = result.summary()
         what = result.edit.describe() if result.edit else None
         self._emit(edit_search.SearchFinished(sid, result.tried, result.seconds, what))
@@ -210,15 +215,17 @@ class DebugSession(Session):
         reply = SEARCHED.format(tried=result.tried, what=what) + "\n\n" + edit_search.block_of(source, result.edit)
         return self._record(self._execute(index, messages, reply, author="search"))
 
-    def _run_file(self, program: str) -> RunResult:
-        """The test command on an edited file, within the search's run timeout (`run_timeout`) and
-        each test within `test_timeout`."""
+    def _run_file(self, program: str, only: Sequence[str] = ()) -> RunResult:
+        """The test command on an edited file (only the tests `only` names, when given), within the
+        search's run timeout (`run_timeout`) and each test within `test_timeout`."""
         limits = getattr(self.sandbox, "limits", None)
         if isinstance(limits, Limits):
             limits = replace(
                 limits, timeout_s=edit_search.run_timeout(self.first_run, self.debug.search, limits.timeout_s)
             )
         project = self.problem.project()
+        if project is not None and only:
+            project = replace(project, only=tuple(only))
         if project is not None and self.debug.per_test_timeout_s:
             project = replace(
                 project, test_timeout_s=edit_search.test_timeout(self.first_run, self.debug.per_test_timeout_s)

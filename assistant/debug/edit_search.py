@@ -1,17 +1,19 @@
 """The small-edit search of `cobalt debug`: before the model is asked, the lines of the functions
 the failing tests implicate are changed one small edit at a time (assistant/debug/small_edits.py)
 and each edited file runs the project's whole test command in the sandbox; the first edit after
-which every test passes (and no fewer tests run) is the fix. A test run of a small project takes
-a fraction of a second in a warm sandbox, so a few hundred edits cost less than one model turn on
-this CPU. The lines come from the failing frames, then the lines the failing tests ran by
-suspiciousness (line-level spectrum), then the implicated functions; every line's likely edits are
-tried before any line's many `variable` and far-comparison edits, and one edit that puts back removed
-code (insert_edits.py: a term, a condition, a slice) after every `insert_every` of the others. The search stops at
-`debug.search.max_runs` edits or `max_seconds`. After the first edit that passes it goes on for
-up to `after_fix_runs` edits to find up to `plausible` more, and ranks them (fix_rank.py): the
-right fix before one that merely passes. An edit that raises the number of passing tests without
-passing all is a partial fix: the first few are tried in pairs (a bug on two lines), and when
-nothing fixes the file the best of them are the model's hints.
+which every test passes (and no fewer tests run) is the fix. An edited file runs the tests that
+failed alone first (`failing_first`), the whole command only when one of them passes. A test run
+of a small project takes a fraction of a second in a warm sandbox, so a few hundred edits cost less
+than one model turn on this CPU. The lines come from the failing frames, then the lines the failing
+tests ran by suspiciousness (line-level spectrum), then the implicated functions; every line's
+likely edits are tried before any line's many `variable` and far-comparison edits, and one edit
+that puts back removed code (insert_edits.py: a term, a condition, a slice) after every
+`insert_every` of the others. The search stops at `debug.search.max_runs` edits or `max_seconds`.
+After the first edit that passes it goes on for up to `after_fix_runs` edits to find up to
+`plausible` more, and ranks them (fix_rank.py): the right fix before one that merely passes. An
+edit that raises the number of passing tests without passing all is a partial fix: the first few
+are tried in pairs (a bug on two lines), and when nothing fixes the file the best of them are the
+model's hints.
 
 This is test-suite-driven repair: an edit that passes the tests can still be wrong where the tests
 say nothing, so the fix is shown as a diff and is never written without `--apply`.
@@ -118,6 +120,26 @@ def test_timeout(before: RunResult, most: float) -> float:
     a test costs its whole limit on every edit otherwise; an edit that ends the loop is fast."""
     slowest = max((t.duration_s for t in before.tests if t.passed), default=0.0)
     return min(most, max(1.0, 5 * slowest)) if most else 0.0
+
+
+def failing_first(run: Callable[[str, Sequence[str]], RunResult], before: RunResult) -> Callable[[str], RunResult]:
+    """`run(source, only)` as a one-argument run that tries an edit on the tests that failed
+    `before` alone and runs the whole command only when one of them passes. An edit after which
+    all of them still fail can neither fix the file nor raise its passing count, so the selection's
+    run stands for it (it ran fewer tests, so `fixes` and `improves` are False for it). An edit
+    that hangs or breaks many tests costs one test's limit instead of every test's. When the
+    selection ran as many tests as the whole command (nothing matched: all ran), it is the run."""
+    failing = [t.name for t in before.tests if not t.passed]
+    if not failing or len(failing) >= len(before.tests):
+        return lambda source: run(source, ())
+
+    def attempt(source: str) -> RunResult:
+        first = run(source, failing)
+        if len(first.tests) >= len(before.tests) or not any(t.passed for t in first.tests):
+            return first
+        return run(source, ())
+
+    return attempt
 
 
 def fixes(run: RunResult, before: RunResult) -> bool:

@@ -34,6 +34,10 @@ class SearchSettings(Section):
     run_timeout_s: float = Field(
         20, gt=0, description="Each edited file's test run stops after this many seconds (an edit can hang a loop)."
     )
+    failing_first: bool = Field(
+        True,
+        description="Run an edited file's failing tests alone first; the whole command only when one of them passes.",
+    )
     insertions: bool = Field(
         True, description="Also try edits that put back removed code (a term, a condition, a call, a slice, a width)."
     )

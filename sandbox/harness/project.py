@@ -24,7 +24,7 @@ from sandbox.harness.proc import CHILD_ENV
 
 PROJECT = "/work/project"
 PYTEST_ENV = {**CHILD_ENV, "PYTHONDONTWRITEBYTECODE": "1"}
-PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")  # cobalt_calls (-p cobalt_calls)
+PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")  # cobalt_calls, _timeout, _only
 
 
 def _inside(root: str, path: str) -> str:
@@ -144,7 +144,7 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
     calls = f"/tmp/calls-{os.urandom(8).hex()}.json"  # which of the target's functions each test ran
     addopts = (
         f"-p no:cacheprovider --junitxml={report} -o junit_family=xunit1 --tb=short"  # frames: path:line: in f
-        " -p cobalt_calls -p cobalt_timeout"
+        " -p cobalt_calls -p cobalt_timeout -p cobalt_only"
     )
     env = dict(
         PYTEST_ENV,
@@ -154,6 +154,7 @@ def run_project(header: dict, spawn, supervise, emit) -> None:
         COBALT_CALLS_ROOT=PROJECT,
         COBALT_CALLS_OUT=calls,
         COBALT_TEST_TIMEOUT_S=str(header.get("test_timeout_s") or 0),
+        COBALT_ONLY=json.dumps(list(header.get("only") or [])),
     )
     command = ["/bin/sh", "-c", header["test_command"]]
 

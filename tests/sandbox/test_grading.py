@@ -152,6 +152,13 @@ def test_pytest_kind_gives_per_test_results(sandbox, tmp_path: Path) -> None:
     }, result
     failing = next(t for t in result.tests if t.status == "failed")
     assert "assert 4 == 2" in failing.stderr
+    # `only`: the named tests alone run (a class's method too); a selection naming no collected
+    # test runs every test rather than none
+    only = ("tests/test_calc.py::test_sub", "tests/test_calc.py::TestMore::test_add_neg")
+    chosen = sandbox.run(program, [], "pytest", project=Project(str(project), "calc.py", only=only))
+    assert {t.name: t.status for t in chosen.tests} == {only[0]: "failed", only[1]: "passed"}, chosen
+    stray = sandbox.run(program, [], "pytest", project=Project(str(project), "calc.py", only=("tests/x.py::t",)))
+    assert {t.name: t.status for t in stray.tests} == by_name
     skipping = "import pytest\npytest.skip('no', allow_module_level=True)\n"
     skipped = sandbox.run(skipping, [], "pytest", project=Project(str(project), "calc.py"))
     assert skipped.pass_rate == 0.0 and skipped.tests

@@ -4,7 +4,16 @@ tests/assistant/cli/test_cli_debug_search.py)."""
 
 from __future__ import annotations
 
-from assistant.debug.edit_search import block_of, headers_last, run_timeout, search, search_lines
+from assistant.debug.edit_search import (
+    block_of,
+    failing_first,
+    fixes,
+    headers_last,
+    improves,
+    run_timeout,
+    search,
+    search_lines,
+)
 from assistant.debug.edits import apply_search_replace
 from assistant.debug.failures import Failure, Frame
 from assistant.debug.insert_edits import BROAD
@@ -193,3 +202,42 @@ def test_each_test_of_an_edited_file_gets_five_times_the_slowest_passing_test_at
     slow = RunResult(tests=[TestResult(status="passed", duration_s=0.4), TestResult(status="failed", duration_s=10.0)])
     assert test_timeout(slow, 10) == 2.0  # the hung test's 10 s is not a passing test's time
     assert test_timeout(result(2, 1), 10) == 1.0 and test_timeout(slow, 1.5) == 1.5 and test_timeout(slow, 0) == 0.0
+
+
+def named(**statuses: str) -> RunResult:
+    return RunResult(tests=[TestResult(name=n, status=s) for n, s in statuses.items()])
+
+
+def test_an_edit_runs_the_failing_tests_alone_first_and_the_whole_command_only_when_one_passes() -> None:
+    before = named(a="passed", b="failed", c="passed", d="failed")
+    calls: list[tuple[str, tuple[str, ...]]] = []
+    # what each edited file does on each test
+    outcomes = {
+        "nothing": named(a="passed", b="failed", c="passed", d="failed"),
+        "fix": named(a="passed", b="passed", c="passed", d="passed"),
+        "half": named(a="passed", b="passed", c="passed", d="failed"),
+        "breaks": named(a="failed", b="passed", c="failed", d="passed"),
+    }
+
+    def run(source: str, only: tuple[str, ...] | list[str]) -> RunResult:
+        calls.append((source, tuple(only)))
+        whole = outcomes[source]
+        return RunResult(tests=[t for t in whole.tests if not only or t.name in only])
+
+    attempt = failing_first(run, before)
+    nothing = attempt("nothing")
+    assert calls == [("nothing", ("b", "d"))]  # the failing tests alone; none passes: no whole run
+    assert not fixes(nothing, before) and not improves(nothing, before)
+    assert fixes(attempt("fix"), before) and calls[-2:] == [("fix", ("b", "d")), ("fix", ())]
+    assert improves(attempt("half"), before)
+    broken = attempt("breaks")  # the failing tests pass, the whole command shows what broke
+    assert len(broken.tests) == 4 and not fixes(broken, before) and not improves(broken, before)
+    assert len(calls) == 7
+
+    # every test failing, or a selection that ran everything (nothing matched): one run per edit
+    calls.clear()
+    failing_first(run, named(a="failed", b="failed", c="failed", d="failed"))("fix")
+    assert calls == [("fix", ())]
+    calls.clear()
+    everything = failing_first(lambda source, only: run(source, ()), before)("fix")
+    assert fixes(everything, before)
