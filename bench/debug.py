@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(examples/historical)",
     )
     parser.add_argument("--modes", default=f"{FUNCTIONS},{WHOLE_FILE}", help=f"comma-separated, of: {', '.join(MODES)}")
-    parser.add_argument("--turns", type=int, default=4, help="most turns per case (default 4)")
+    parser.add_argument("--turns", type=int, default=None, help="most turns per case (default: debug.turns)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0: all)")
     parser.add_argument(
         "--sample", type=int, default=0, help="N cases spread evenly over the file, every library in (0: all)"
@@ -224,6 +224,7 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
         raise UserError(f"unknown mode {unknown[0]!r}; choose from {', '.join(MODES)}")
     cases = spread(read_cases(Path(args.cases or SETS[args.set]), args.limit), args.sample)
     candidates = args.candidates or settings.debug.candidates
+    args.turns = args.turns or settings.debug.turns or settings.loop.turns
     # the search alone asks no model: no server is started for it
     client = (
         open_client(settings, args.model, progress=to_stderr, keep_docstrings=True) if set(modes) - {SEARCH} else None

@@ -150,7 +150,7 @@ def _session(
 ) -> Session:
     client = open_client(settings, args.model, progress=None if args.json else to_stderr, keep_docstrings=True)
     debug = debug_settings(settings, args.edit_format, args.candidates, False if args.no_search else None)
-    loop = settings.loop.with_turns(args.turns)
+    loop = settings.loop.with_turns(args.turns or settings.debug.turns)
     return open_debug_session(
         problem, client, box, settings, before, loop=loop, debug=debug, source="debug", stream=not args.json
     )
@@ -186,7 +186,7 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
         args.edit_format = args.edit_format or (record_.meta or {}).get("edit_format")
         session = _session(args, settings, problem, runner, before)
         session.id, session.turns = record_.id, list(record_.turns)
-        _go(args, settings, session, more_turns=args.turns or settings.loop.turns)
+        _go(args, settings, session, more_turns=args.turns or settings.debug.turns or settings.loop.turns)
     finally:
         sandbox.close()
     return _report(args, settings, file, problem.starter_code, session)
