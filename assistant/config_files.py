@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assistant.errors import ConfigError
 
@@ -125,6 +125,11 @@ class PromptCatalog(BaseModel):
     debug_formats: dict[str, str] = Field(
         {}, description="How `cobalt debug` asks for an edit (functions, search_replace): the answer paragraph."
     )
+    model_wordings: dict[str, str] = Field(
+        {},
+        description="A built-in model's own feedback wording, where it measured better than the default "
+        "(model name -> a name under feedback_wordings); used when loop.feedback_wording is null.",
+    )
 
     @field_validator("answer_formats")
     @classmethod
@@ -142,6 +147,12 @@ class PromptCatalog(BaseModel):
     def feedback_wording(self, name: str) -> FeedbackWording:
         """The feedback wording `name`; PromptError (one sentence) for an unknown name."""
         return _named("feedback wording", name, self.feedback_wordings)
+
+    @model_validator(mode="after")
+    def _known_model_wordings(self) -> "PromptCatalog":
+        for name in self.model_wordings.values():
+            self.feedback_wording(name)
+        return self
 
 
 def _named(kind: str, name: str, known: dict[str, Any]) -> Any:

@@ -159,9 +159,10 @@ class LoopSettings(Section):
         DEFAULT_ANSWER_FORMAT,
         description="The first turn's answer format (a name under configs/prompts.yaml answer_formats).",
     )
-    feedback_wording: str = Field(
-        DEFAULT_FEEDBACK_WORDING,
-        description="The feedback turn's wording (a name under configs/prompts.yaml feedback_wordings).",
+    feedback_wording: str | None = Field(
+        None,
+        description="The feedback turn's wording (a name under configs/prompts.yaml feedback_wordings); null: "
+        "the served model's own (prompts.yaml model_wordings), else " + DEFAULT_FEEDBACK_WORDING + ".",
     )
 
     @field_validator("answer_format")
@@ -172,8 +173,9 @@ class LoopSettings(Section):
 
     @field_validator("feedback_wording")
     @classmethod
-    def _known_feedback_wording(cls, value: str) -> str:
-        prompt_catalog().feedback_wording(value)
+    def _known_feedback_wording(cls, value: str | None) -> str | None:
+        if value is not None:
+            prompt_catalog().feedback_wording(value)
         return value
 
     @field_validator("temperature", mode="before")

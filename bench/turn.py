@@ -189,13 +189,11 @@ def summarize(rows: list[dict[str, Any]], before: dict[str, float], after: dict[
 def loop_for(on: frozenset[str], loop: LoopSettings, args: argparse.Namespace) -> LoopSettings:
     """The loop of one configuration: its turns, its temperature and, as `prompt` says, the
     `--prompt-on` style (default: the configured one) or the `--prompt-off` one."""
-    chosen = (
-        args.prompt_off if "prompt" not in on else (args.prompt_on or f"{loop.answer_format}:{loop.feedback_wording}")
-    )
-    answer, _, wording = chosen.partition(":")
-    return loop.with_turns(args.turns).merged(
-        {"temperature": [args.temperature], "answer_format": answer, "feedback_wording": wording}
-    )
+    loop = loop.with_turns(args.turns).merged({"temperature": [args.temperature]})
+    if "prompt" in on and not args.prompt_on:
+        return loop  # the configured style (a null wording: the served model's own)
+    answer, _, wording = (args.prompt_on if "prompt" in on else args.prompt_off).partition(":")
+    return loop.merged({"answer_format": answer, "feedback_wording": wording})
 
 
 def run_config(

@@ -139,10 +139,20 @@ def style(
     return PromptStyle(answer_format, feedback_wording, text, prefix, suffix)
 
 
-def style_for(loop: LoopSettings | None) -> PromptStyle:
-    """The style the configured loop uses (`loop.answer_format`, `loop.feedback_wording`);
-    the default names without a loop."""
-    return style(loop.answer_format, loop.feedback_wording) if loop is not None else style()
+def wording_for(loop: LoopSettings | None, model: str | None = None, path: Path = PROMPTS_YAML) -> str:
+    """The feedback wording a session of `model` (a built-in model's name) uses:
+    `loop.feedback_wording` when set, else the model's own (configs/prompts.yaml
+    `model_wordings`), else the default."""
+    if loop is not None and loop.feedback_wording:
+        return loop.feedback_wording
+    return prompt_catalog(path).model_wordings.get(model or "", DEFAULT_FEEDBACK_WORDING)
+
+
+def style_for(loop: LoopSettings | None, model: str | None = None) -> PromptStyle:
+    """The style the configured loop uses for `model` (`loop.answer_format`, `wording_for`); the
+    default answer format without a loop."""
+    answer = loop.answer_format if loop is not None else DEFAULT_ANSWER_FORMAT
+    return style(answer, wording_for(loop, model))
 
 
 def system_message() -> Message:

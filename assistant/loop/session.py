@@ -151,7 +151,7 @@ class Session:
         if settings is None:
             settings = LoopSettings()
         self.settings = settings
-        self.prompts = prompts.style_for(settings)
+        self.prompts = prompts.style_for(settings, getattr(client, "base_model", None))
         self.source = source
         self.adapter_version = adapter_version or getattr(client, "adapter_version", None)
         self.subscribers: list[EventSink] = [subscriber] if subscriber else []

@@ -73,6 +73,7 @@ class ChatClient:
         self.repeat_stop = repeat_stop
         self.logit_bias = logit_bias  # token id -> bias, sent with every request (assistant.serving.token_bias)
         self.extra_body = extra_body  # engine-specific request fields (llama.cpp's `lora` choice of adapter)
+        self.base_model: str | None = None  # the built-in model served (its adapters too): its prompt wording
         self.adapter_version: str | None = None  # the served LoRA adapter, when there is one
         self.tokenizer_dir: str | None = None  # a locally served model's checkpoint (token counts)
 

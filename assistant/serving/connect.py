@@ -64,6 +64,7 @@ def resolve_client(
         )
         client.adapter_version = info.merged
         client.tokenizer_dir = str(info.model_path)
+        client.base_model = info.model
         return client
     target = info.model if adapter in (None, "base") else adapter
     if adapter not in (None, "base"):
@@ -89,6 +90,7 @@ def resolve_client(
     )
     client.adapter_version = None if target == info.model else target
     client.tokenizer_dir = str(info.model_path)
+    client.base_model = info.model
     return client
 
 
@@ -125,6 +127,7 @@ def _llama_client(
     )
     client.adapter_version = None if target == info.model else target
     client.tokenizer_dir = str(info.model_path)
+    client.base_model = info.model
     return client
 
 

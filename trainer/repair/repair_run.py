@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence, Unpack
 
 from assistant.interfaces import ChatModel, Runner
+from assistant.loop import prompts
 from assistant.loop.recorder import record
 from assistant.settings import EvalSection, LoopSettings
 from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
@@ -144,7 +145,8 @@ def run_repair(
     bench = repair.benchmark
     turns = int(turns or bench.turns)
     blind = bench.blind if blind is None else blind
-    chosen = wording(wording_name or loop.feedback_wording).feedback_wording_name
+    base = getattr(client, "base_model", None)
+    chosen = wording(wording_name or prompts.wording_for(loop, base)).feedback_wording_name
     text = reask(repair)
     loop = loop_settings(loop, turns, bench).merged({"feedback_wording": chosen})
     turn_for = {"feedback": None, "blind": lambda _feedback: text}

@@ -93,6 +93,26 @@ def test_the_loop_settings_choose_the_style_and_refuse_unknown_names() -> None:
         LoopSettings(feedback_wording="nope")
 
 
+def test_a_model_gets_its_own_wording_unless_the_loop_names_one(tmp_path: Path) -> None:
+    import pytest
+
+    from assistant.errors import ConfigError
+    from assistant.settings import LoopSettings
+
+    catalog = tmp_path / "prompts.yaml"
+    wordings = "feedback_wordings: {brief: {prefix: 'Wrong.\n\nHere is the execution feedback:\n'}}\n"
+    catalog.write_text("answer_formats: {a: Answer.}\n" + wordings + "model_wordings: {big: brief}\n")
+    unset = LoopSettings(feedback_wording=None)
+    assert prompts.wording_for(unset, "big", path=catalog) == "brief"
+    assert prompts.wording_for(unset, "small", path=catalog) == prompts.DEFAULT_FEEDBACK_WORDING
+    assert prompts.wording_for(unset, None, path=catalog) == prompts.DEFAULT_FEEDBACK_WORDING
+    assert prompts.wording_for(LoopSettings(feedback_wording="default"), "big", path=catalog) == "default"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("answer_formats: {a: Answer.}\n" + wordings + "model_wordings: {big: nope}\n")
+    with pytest.raises(ConfigError, match="bad.yaml: .*unknown feedback wording 'nope'"):
+        prompts.wording_for(unset, "big", path=bad)
+
+
 def test_a_wording_without_the_marker_is_refused(tmp_path: Path) -> None:
     import pytest
 
