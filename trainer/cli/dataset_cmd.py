@@ -195,6 +195,7 @@ def run(args: argparse.Namespace, config: Settings) -> int:
             tokenizer=tokenizer,
             sandbox=sandbox,
             loop=config.loop,
+            model=model,
             perturb=perturb,
             progress=progress,
         )

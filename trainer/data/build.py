@@ -87,16 +87,18 @@ def build(
     tokenizer: Any,
     sandbox: BatchRunner | None,
     loop: LoopSettings,
+    model: str | None = None,
     perturb: bool = True,
     extra_meta: dict[str, Any] | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> BuiltDataset:
-    """Select, filter, perturb and write the dataset; returns its summary."""
+    """Select, filter, perturb and write the dataset; returns its summary. Its prompts are in the
+    style `model` (the policy's built-in name) is served with (`prompts.style_for`)."""
     ds = settings.dataset
     stats = BuildStats()
     for name in FILTER_ORDER:
         stats.counts.setdefault(name, 0)
-    style = prompts.style_for(loop)
+    style = prompts.style_for(loop, model)
     chosen, mix = select_mix(
         sessions, ds.mix, k=ds.k, max_context=ds.max_context_turns, seed=ds.seed, stats=stats, style=style
     )

@@ -176,6 +176,7 @@ class Retrain:
             tokenizer=tokenizer,
             sandbox=self.sandbox,
             loop=self.config.loop,
+            model=self.model,
             extra_meta={"run": run.id, "window": run.window},
             progress=self.progress,
         )
