@@ -342,7 +342,7 @@ class DebugSettings(Section):
         description="The failing test's own code is shown up to this many lines (0: not; small models copy it).",
     )
     context_tokens: int | None = Field(None, ge=256, description="The model's context (None: ask the server).")
-    turns: int | None = Field(None, ge=1, description="Most turns of `cobalt debug` (None: loop.turns).")
+    turns: int | None = Field(2, ge=1, description="Most model turns of `cobalt debug` (None: loop.turns).")
     test_timeout_s: float = Field(120, gt=0, description="Seconds the project's whole test command may run.")
     per_test_timeout_s: float = Field(10, ge=0, description="Seconds one test may run; then it fails where it hangs.")
     candidates: int = Field(1, ge=1, le=16, description="Edits tried per turn; the one passing most tests is kept.")
