@@ -200,11 +200,7 @@ class DebugSession(Session):
         suspects = ranked_lines(spans(source), run.tests)
         lines = edit_search.search_lines(found, failed, str(self.problem.target_file), suspects)
         self._emit(edit_search.SearchStarted(sid, [s.qualname for s in found], len(lines)))
-        attempt = (
-            edit_search.failing_first(self._run_file, run)
-            if self.debug.search.failing_first
-            else lambda program: self._run_file(program, ())
-        )
+        attempt = edit_search.failing_first(self._run_file, run) if self.debug.search.failing_first else self._run_file
         result = edit_search.search(source, lines, attempt, run, self.debug.search)
         self.meta["search"] = result.summary()
         what = result.edit.describe() if result.edit else None
