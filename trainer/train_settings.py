@@ -261,6 +261,17 @@ class SharedPrefixSettings(Section):
     )
 
 
+class RolloutSettings(Section):
+    engine: Literal["transformers", "llama.cpp"] = Field(
+        "transformers",
+        description="Where GRPO completions are generated: the policy's own generate (TRL's path) or a "
+        "private llama-server on the quantized base with the step's LoRA (trainer/training/llama_rollout.py).",
+    )
+    lora_dtype: Literal["f32", "f16", "bf16"] = Field(
+        "f16", description="The GGUF LoRA's number type for llama.cpp rollouts."
+    )
+
+
 class TrainSettings(Section):
     """Everything the trainer reads, for one profile."""
 
@@ -304,6 +315,9 @@ class TrainSettings(Section):
         default_factory=SharedPrefixSettings,
         description="Faster steps, same objective (trainer/training/shared_prefix.py).",
     )
+    rollouts: RolloutSettings = Field(
+        default_factory=RolloutSettings, description="Where completions are generated (transformers or llama.cpp)."
+    )
     raw: dict[str, Any] = Field({}, description="The merged mapping these settings were read from.")
 
     def to_dict(self) -> dict[str, Any]:
@@ -319,6 +333,7 @@ SECTIONS: dict[str, type[Section]] = {
     "launcher": LauncherSettings,
     "ship": ShipSettings,
     "shared_prefix": SharedPrefixSettings,
+    "rollouts": RolloutSettings,
 }
 
 

@@ -36,14 +36,17 @@ def _digest(adapter_dir: Path, base_dir: Path) -> str:
     return sha.hexdigest()[:16]
 
 
-def gguf_lora(adapter_dir: Path, base_dir: Path, name: str, cache_dir: Path, dtype: str = "f32") -> Path:
-    """The GGUF LoRA file of the PEFT adapter in `adapter_dir` (converted once), served as `name`."""
+def gguf_lora(
+    adapter_dir: Path, base_dir: Path, name: str, cache_dir: Path, dtype: str = "f32", out_dir: Path | None = None
+) -> Path:
+    """The GGUF LoRA file of the PEFT adapter in `adapter_dir` (converted once), served as `name`;
+    under `out_dir/<digest>/` instead of the cache when given (e.g. a training run's own weights)."""
     adapter_dir = Path(adapter_dir)
     if not (adapter_dir / "adapter_config.json").is_file() or not any(
         (adapter_dir / w).is_file() for w in WEIGHT_FILES
     ):
         raise LoraConversionError(f"{adapter_dir} is not a PEFT LoRA adapter (no adapter_config.json and weights)")
-    out = cache_dir / "llama-loras" / _digest(adapter_dir, base_dir) / f"{name}.gguf"
+    out = (out_dir or cache_dir / "llama-loras") / _digest(adapter_dir, base_dir) / f"{name}.gguf"
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -338,6 +338,26 @@ def serving(
         _state_file(private).unlink(missing_ok=True)
 
 
+def start_private_llama(
+    server: ServerSettings,
+    paths: PathsSettings,
+    gguf: Path,
+    name: str,
+    scratch: Path,
+    loras: dict[str, str] | None = None,
+    progress: Callable[[str], None] = print,
+) -> tuple[ServerInfo, subprocess.Popen]:
+    """A llama-server of the GGUF file `gguf` (with the GGUF LoRA files of `loras`) on a free port,
+    its state and log under `scratch`, not the data dir's `server.json` (e.g. training rollouts);
+    the caller stops it (`stop_process`)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    private = paths.model_copy(update={"data_dir": scratch})
+    port = free_port(server.host)
+    argv_env = llama_server.command(gguf, name, server, port, paths.cache_dir, loras)
+    log = scratch / f"server-{port}.log"
+    return _start_once(server, private, argv_env, name, gguf, log, progress, None, engine="llama.cpp")
+
+
 def stop_process(proc_or_pid: subprocess.Popen | int, grace_s: float = 15.0) -> None:
     pid = proc_or_pid if isinstance(proc_or_pid, int) else proc_or_pid.pid
     try:

@@ -37,11 +37,13 @@ from assistant.settings import PathsSettings
 from assistant.store import atomic
 from trainer.data.dataset_files import load_split, read_meta
 from trainer.train_settings import TrainSettings
+from trainer.training import llama_rollout
 from trainer.training.budget import time_budget
 from trainer.training.cpu_bf16 import native_bf16
 from trainer.training.fence_stop import stop_generation_at_fence
 from trainer.training.greedy_anchor import anchor_greedy_in_generation
 from trainer.training.guide_anchor import GuideTable, guide_in_generation
+from trainer.training.metrics_log import MetricsLog, read_metrics
 from trainer.training.reward import SandboxReward
 from trainer.training.shared_prefix import share_prefill_in_generation, trainer_class
 
@@ -105,63 +107,6 @@ def lora_config(settings: TrainSettings) -> Any:
         return LoraConfig(**settings.lora)
     except TypeError as exc:
         raise UserError(f"configs/train.yaml: lora is not a valid LoraConfig ({exc})") from None
-
-
-class MetricsLog:
-    """A TrainerCallback that appends every log line to metrics.jsonl and reports progress."""
-
-    def __init__(self, path: Path, reward: SandboxReward, progress: Progress, is_main: bool = True) -> None:
-        from transformers import TrainerCallback
-
-        outer = self
-
-        class _Callback(TrainerCallback):
-            def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
-                outer.record(state, logs or {})
-
-        self.callback = _Callback()
-        self.path, self.reward, self.progress, self.is_main = path, reward, progress, is_main
-        self.started = time.monotonic()
-        self.rows: list[dict[str, Any]] = []
-
-    def record(self, state: Any, logs: dict[str, Any]) -> None:
-        if "reward" not in logs:
-            return  # the end-of-training summary line
-        row = {
-            "step": int(state.global_step),
-            "max_steps": int(state.max_steps),
-            "elapsed_s": round(time.monotonic() - self.started, 2),
-            "sandbox_faults_dropped": self.reward.totals["faults_dropped"],
-            **{k: (float(v) if isinstance(v, (int, float)) else v) for k, v in logs.items()},
-        }
-        self.rows.append(row)
-        if not self.is_main:
-            return
-        with open(self.path, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
-        self.progress(
-            f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
-            f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
-            f"{row['elapsed_s']:.0f} s · faults dropped {row['sandbox_faults_dropped']}{_split(row)}"
-        )
-
-
-def _split(row: dict[str, Any]) -> str:
-    """The step's time split for the progress line ('' without the timers)."""
-    if "time/step_s" not in row:
-        return ""
-    loss = row.get("time/loss_forward_s", 0.0) + row.get("time/loss_backward_s", 0.0)
-    return (
-        f" · generate {row.get('time/generate_s', 0.0):.0f} s, reward {row.get('time/reward_s', 0.0):.0f} s, "
-        f"loss {loss:.0f} s of {row['time/step_s']:.0f} s"
-    )
-
-
-def read_metrics(out: Path) -> list[dict[str, Any]]:
-    path = out / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @dataclass
@@ -229,10 +174,12 @@ def make_trainer(
     reward_funcs: list[Any],
     parent: Any = None,
     rollout_func: Any = None,
+    llama: dict[str, Any] | None = None,
 ) -> Any:
     """A GRPOTrainer on the policy (a new LoRA, or the parent adapter made trainable), with
     the transformers log printer removed (stdout stays clean for --json), the shared-prefix
-    paths switched as `settings.shared_prefix` says and the step timers on."""
+    paths switched as `settings.shared_prefix` says and the step timers on. With
+    `rollouts.engine: llama.cpp`, `llama` holds `paths`, `server` and `work` for its server."""
     from transformers import AutoTokenizer, PrinterCallback
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
@@ -250,6 +197,13 @@ def make_trainer(
     )
     trainer.remove_callback(PrinterCallback)
     trainer.shared = settings.shared_prefix
+    repeat = RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times)
+    guides = GuideTable(tokenizer, train_set, int(args.max_completion_length or 0)) if settings.guide_anchor else None
+    if settings.rollouts.engine == "llama.cpp":
+        if args.use_vllm:
+            raise UserError("rollouts.engine llama.cpp and grpo.use_vllm exclude each other: choose one")
+        llama_rollout.install(trainer, tokenizer, settings, model_path, guides, repeat, **(llama or {}))
+        return trainer
     if settings.shared_prefix.generation:
         share_prefill_in_generation(trainer.model)  # before the fence stop, which wraps it
     if settings.greedy_anchor:
@@ -259,11 +213,9 @@ def make_trainer(
     if settings.guide_anchor:
         if args.use_vllm:
             raise UserError("guide_anchor needs transformers generation: set grpo.use_vllm or guide_anchor false")
-        guide_in_generation(trainer.model, GuideTable(tokenizer, train_set, int(args.max_completion_length or 0)))
+        guide_in_generation(trainer.model, guides)
     if settings.stop_at_fence:
-        stop_generation_at_fence(
-            trainer.model, tokenizer, RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times)
-        )
+        stop_generation_at_fence(trainer.model, tokenizer, repeat)
     return trainer
 
 
@@ -279,6 +231,7 @@ def train(
     max_steps: int | None = None,
     progress: Progress = print,
     extra_callbacks: list[Any] | None = None,
+    server: Any = None,
     **grpo_overrides: Any,
 ) -> TrainResult:
     """Train (or resume) into `out`; returns the saved adapter and its metadata. `parent` is
@@ -303,7 +256,8 @@ def train(
         max_completion_length=int(args.max_completion_length or 0),
         anchored=settings.greedy_anchor,
     )
-    trainer = make_trainer(model_path, settings, args, train_set, [reward], parent)
+    llama = {"paths": paths, "server": server, "work": out / "rollouts", "progress": progress}
+    trainer = make_trainer(model_path, settings, args, train_set, [reward], parent, llama=llama)
     is_main = trainer.accelerator.is_main_process
     log = MetricsLog(out / "metrics.jsonl", reward, progress, is_main)
     trainer.add_callback(log.callback)
@@ -312,7 +266,7 @@ def train(
         trainer.add_callback(callback)
     resume = last_checkpoint(out / "checkpoints")
     first_step = int(resume.name.split("-")[-1]) if resume else 0
-    started, cpu_started = time.monotonic(), _cpu_seconds()
+    started, cpu_started, rollouts = time.monotonic(), _cpu_seconds(), None
     if resume is not None and 0 < args.max_steps <= first_step:
         # transformers would take one more step before it checks max_steps: a run stopped at a
         # checkpoint is finished at it instead (its weights, then saved as the adapter below)
@@ -322,7 +276,10 @@ def train(
     else:
         if resume is not None:
             progress(f"resuming training from {resume.name}")
-        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        try:
+            trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        finally:
+            rollouts = llama_rollout.close(trainer.model)  # its server's CPU time joins `cpu` below
     wall, cpu = time.monotonic() - started, _cpu_seconds() - cpu_started
     rows = [r for r in (read_metrics(out) if is_main else log.rows) if r.get("step", 0) <= trainer.state.global_step]
     steps_here = trainer.state.global_step - first_step
@@ -352,6 +309,7 @@ def train(
             "guide_anchor": settings.guide_anchor,
         },
         "guides": dict(getattr(getattr(trainer.model, "_cobalt_guides", None), "counts", {})),
+        "rollouts": {"engine": settings.rollouts.engine, **(rollouts or {})},
         "base_dtype": str(trainer.model.get_input_embeddings().weight.dtype).removeprefix("torch."),
         "stopped_by_budget_at": getattr(budget, "stopped_at", None),
         "metrics": _summary(

@@ -1,0 +1,70 @@
+"""The training run's log: every logged step of GRPO appended to `metrics.jsonl` (reward, loss,
+KL, sandbox faults, the step's time split) and a progress line per step; `read_metrics` reads it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from trainer.training.reward import SandboxReward
+
+Progress = Callable[[str], None]
+
+
+class MetricsLog:
+    """A TrainerCallback that appends every log line to metrics.jsonl and reports progress."""
+
+    def __init__(self, path: Path, reward: SandboxReward, progress: Progress, is_main: bool = True) -> None:
+        from transformers import TrainerCallback
+
+        outer = self
+
+        class _Callback(TrainerCallback):
+            def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
+                outer.record(state, logs or {})
+
+        self.callback = _Callback()
+        self.path, self.reward, self.progress, self.is_main = path, reward, progress, is_main
+        self.started = time.monotonic()
+        self.rows: list[dict[str, Any]] = []
+
+    def record(self, state: Any, logs: dict[str, Any]) -> None:
+        if "reward" not in logs:
+            return  # the end-of-training summary line
+        row = {
+            "step": int(state.global_step),
+            "max_steps": int(state.max_steps),
+            "elapsed_s": round(time.monotonic() - self.started, 2),
+            "sandbox_faults_dropped": self.reward.totals["faults_dropped"],
+            **{k: (float(v) if isinstance(v, (int, float)) else v) for k, v in logs.items()},
+        }
+        self.rows.append(row)
+        if not self.is_main:
+            return
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        self.progress(
+            f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
+            f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
+            f"{row['elapsed_s']:.0f} s · faults dropped {row['sandbox_faults_dropped']}{_split(row)}"
+        )
+
+
+def _split(row: dict[str, Any]) -> str:
+    """The step's time split for the progress line ('' without the timers)."""
+    if "time/step_s" not in row:
+        return ""
+    loss = row.get("time/loss_forward_s", 0.0) + row.get("time/loss_backward_s", 0.0)
+    return (
+        f" · generate {row.get('time/generate_s', 0.0):.0f} s, reward {row.get('time/reward_s', 0.0):.0f} s, "
+        f"loss {loss:.0f} s of {row['time/step_s']:.0f} s"
+    )
+
+
+def read_metrics(out: Path) -> list[dict[str, Any]]:
+    path = out / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
