@@ -198,7 +198,7 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
 def render(report: dict[str, Any]) -> str:
     lines = [
         f"{report['cases']} cases · {report['turns']} turns · greedy, {report.get('candidates', 1)} edit(s) per turn "
-        f"· small-edit search {'on' if report.get('search') else 'off'} "
+        f"· edit-format modes: small-edit search first {'on' if report.get('search') else 'off'} (`model`: never) "
         f"· model {report['model']} "
         f"· {report['wall_s']:.0f} s",
         f"{'mode':<16}{'fixed':>8}{'fix rate [95% CI]':>26}{'median s/case':>15}{'tok/turn':>10}{'prompt tok':>12}"

@@ -17,8 +17,10 @@
    and with the shared-prefix step (`trainer.training.shared_prefix`: one prompt forward per
    group, one prefill per prompt, no loss pass for zero-spread groups), one after the other in
    this process, same seed and steps; prints prompts per hour of wall time and per CPU-hour
-   (this process and its children; the sandbox containers are not counted), the time split of
-   the steps, and the ratio shared / standard. Replaces part 1 in that run.
+   (this process and its children, the llama.cpp rollout server included; the sandbox containers
+   are not counted), the completion tokens TRL measured, the time split of the steps, and the
+   ratios to the standard step. `shared-bf16` freezes the base in bfloat16, `llama` also generates
+   the completions with llama.cpp (`trainer.training.llama_rollout`). Replaces part 1 in that run.
 
 `--json` prints one JSON object. Nothing is promoted.
 """
@@ -251,7 +253,7 @@ def baseline_side(side: Side, problems: list[Problem], work: Path) -> dict[str, 
 
     args = side.args
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL
-    style = prompts.style_for(side.loop)
+    style = prompts.style_for(side.loop, side.model)
     rows = [{"prompt": style.initial_messages(p), "task_id": p.id} for p in problems]
     gargs = grpo.grpo_config(side.settings, work / "baseline", args.steps, **_overrides(args))
     model_path = models.resolve(side.model, side.paths)

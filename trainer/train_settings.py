@@ -262,10 +262,11 @@ class SharedPrefixSettings(Section):
 
 
 class RolloutSettings(Section):
-    engine: Literal["transformers", "llama.cpp"] = Field(
-        "transformers",
+    engine: Literal["auto", "transformers", "llama.cpp"] = Field(
+        "auto",
         description="Where GRPO completions are generated: the policy's own generate (TRL's path) or a "
-        "private llama-server on the quantized base with the step's LoRA (trainer/training/llama_rollout.py).",
+        "private llama-server on the quantized base with the step's LoRA (trainer/training/llama_rollout.py); "
+        "auto: llama.cpp without CUDA when the model has a GGUF file and llama.cpp is built.",
     )
     lora_dtype: Literal["f32", "f16", "bf16"] = Field(
         "f16", description="The GGUF LoRA's number type for llama.cpp rollouts."

@@ -199,9 +199,7 @@ def make_trainer(
     trainer.shared = settings.shared_prefix
     repeat = RepeatStop(settings.reward.repeat_block_chars, settings.reward.repeat_times)
     guides = GuideTable(tokenizer, train_set, int(args.max_completion_length or 0)) if settings.guide_anchor else None
-    if settings.rollouts.engine == "llama.cpp":
-        if args.use_vllm:
-            raise UserError("rollouts.engine llama.cpp and grpo.use_vllm exclude each other: choose one")
+    if llama_rollout.wanted(settings.rollouts.engine, model_path, (llama or {}).get("paths"), args.use_vllm):
         llama_rollout.install(trainer, tokenizer, settings, model_path, guides, repeat, **(llama or {}))
         return trainer
     if settings.shared_prefix.generation:
@@ -309,7 +307,7 @@ def train(
             "guide_anchor": settings.guide_anchor,
         },
         "guides": dict(getattr(getattr(trainer.model, "_cobalt_guides", None), "counts", {})),
-        "rollouts": {"engine": settings.rollouts.engine, **(rollouts or {})},
+        "rollouts": {"engine": "llama.cpp", **rollouts} if rollouts else {"engine": "transformers"},
         "base_dtype": str(trainer.model.get_input_embeddings().weight.dtype).removeprefix("torch."),
         "stopped_by_budget_at": getattr(budget, "stopped_at", None),
         "metrics": _summary(

@@ -43,6 +43,7 @@ from assistant.messages.extract import answer_end
 from assistant.messages.repetition import RepeatStop
 from assistant.serving import llama_build, llama_lora, models
 from assistant.serving import server as servers
+from assistant.serving.device import on_gpu
 from assistant.settings import ServerSettings
 from trainer.training.fence_stop import CHECK_EVERY_TOKENS, TAIL_TOKENS
 from trainer.training.shared_prefix import prompt_groups
@@ -303,6 +304,19 @@ class LlamaRollouts:
 def generate_with_llama(rollouts: LlamaRollouts, *args: Any, **kwargs: Any) -> Any:
     input_ids = kwargs.pop("input_ids", args[0] if args else None)
     return rollouts.generate(input_ids, **kwargs)
+
+
+def wanted(engine: str, model_path: Path, paths: PathsSettings | None, use_vllm: bool) -> bool:
+    """Whether completions go through llama.cpp: `llama.cpp` always (an error with vLLM generation
+    on), `auto` on a machine without CUDA whose model has a GGUF file and a llama.cpp build,
+    `transformers` never."""
+    if engine == "llama.cpp" and use_vllm:
+        raise UserError("rollouts.engine llama.cpp and grpo.use_vllm exclude each other: choose one")
+    if engine != "auto":
+        return engine == "llama.cpp"
+    if use_vllm or paths is None or on_gpu() or models.gguf_file(model_path) is None:
+        return False
+    return llama_build.installed(paths.cache_dir) is not None
 
 
 def install(

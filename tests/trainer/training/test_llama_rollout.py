@@ -126,3 +126,21 @@ def test_a_grpo_run_generates_through_llama_cpp_with_each_steps_lora(
     assert [r["step"] for r in rows] == [1, 2] and all(r["completions/mean_length"] > 0 for r in rows)
     assert result.meta["metrics"]["sandbox"]["programs_run"] > 0 or result.meta["metrics"]["sandbox"]["scored"] > 0
     assert not list((tmp_path / "run" / "rollouts" / "server").glob("server.json"))  # stopped and unrecorded
+
+
+def test_auto_takes_llama_cpp_where_the_model_has_a_gguf_and_the_engine_is_built(test_config: Any) -> None:
+    from assistant.errors import UserError
+    from trainer.training.llama_rollout import wanted
+
+    paths = test_config.paths
+    models.prepare("smollm2", paths, progress=lambda _: None)
+    models.prepare("tiny", paths, progress=lambda _: None)
+    smol, tiny = models.resolve("smollm2", paths), models.resolve("tiny", paths)
+    built = llama_build.installed(paths.cache_dir) is not None
+    assert wanted("auto", smol, paths, use_vllm=False) is built  # no CUDA here
+    assert wanted("auto", tiny, paths, use_vllm=False) is False  # no GGUF file: transformers
+    assert wanted("auto", smol, paths, use_vllm=True) is False
+    assert wanted("transformers", smol, paths, use_vllm=False) is False
+    assert wanted("llama.cpp", tiny, paths, use_vllm=False) is True  # asked for: install() says what is missing
+    with pytest.raises(UserError, match="exclude each other"):
+        wanted("llama.cpp", smol, paths, use_vllm=True)
