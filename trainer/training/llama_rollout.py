@@ -34,6 +34,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -118,7 +119,16 @@ class LlamaRollouts:
         self.url = ""
         self.synced: int | None = None
         self.slots = 0
-        self.counts = {"requests": 0, "continued": 0, "restarts": 0, "tokens": 0}
+        # requests, continued rows, server (re)starts, completion tokens; seconds in the restarts
+        # (adapter saved and converted, server up) and in the requests
+        self.counts: dict[str, float] = {
+            "requests": 0,
+            "continued": 0,
+            "restarts": 0,
+            "tokens": 0,
+            "sync_s": 0.0,
+            "generate_s": 0.0,
+        }
 
     # -- the server ---------------------------------------------------------------------------
 
@@ -136,6 +146,7 @@ class LlamaRollouts:
         step = int(self.trainer.state.global_step)
         if self.proc is not None and self.synced == step and self.proc.poll() is None and self.slots >= slots:
             return
+        started = time.monotonic()
         self.close()
         shutil.rmtree(self.work / "gguf", ignore_errors=True)  # the previous step's
         lora = llama_lora.gguf_lora(
@@ -160,6 +171,7 @@ class LlamaRollouts:
         )
         self.url, self.synced, self.slots = info.url, step, slots
         self.counts["restarts"] += 1
+        self.counts["sync_s"] += round(time.monotonic() - started, 2)
 
     def close(self) -> None:
         if self.proc is not None:
@@ -283,9 +295,11 @@ class LlamaRollouts:
             results = self._request(prompt, len(members), job_params)
             return [(r, self._finish(prompt, res, job_params, limit)) for r, res in zip(members, results)]
 
+        started = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
             for finished in pool.map(run, jobs):
                 done.update(finished)
+        self.counts["generate_s"] += round(time.monotonic() - started, 2)
         return self._sequences(input_ids, [done[r] for r in range(len(rows))])
 
     def _sequences(self, input_ids: Any, done: list[Done]) -> Any:
@@ -364,7 +378,7 @@ def install(
     return rollouts
 
 
-def close(model: Any) -> dict[str, int] | None:
+def close(model: Any) -> dict[str, float] | None:
     """Stop the model's rollout server, if it has one; its request and token counts."""
     rollouts = getattr(model, "_cobalt_llama", None)
     if rollouts is None:
