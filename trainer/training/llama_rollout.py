@@ -147,6 +147,9 @@ class LlamaRollouts:
         if self.proc is not None and self.synced == step and self.proc.poll() is None and self.slots >= slots:
             return
         started = time.monotonic()
+        if self.synced is None:  # a run killed before it could stop its server: stop that one
+            servers.stop(self.paths.model_copy(update={"data_dir": self.work / "server"}))
+            self.progress(f"completions by llama.cpp ({self.gguf.name}, the LoRA converted at each step)")
         self.close()
         shutil.rmtree(self.work / "gguf", ignore_errors=True)  # the previous step's
         lora = llama_lora.gguf_lora(

@@ -107,6 +107,18 @@ def test_a_grpo_run_generates_through_llama_cpp_with_each_steps_lora(
     )
     dataset = one_session_dataset(tmp_path / "ds", cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
 
+    # a server left behind by a run that was killed (its state file in the run's rollouts dir)
+    from assistant.serving import server as servers
+
+    orphan, orphan_proc = servers.start_private_llama(
+        cfg.server,
+        cfg.paths,
+        models.gguf_file(models.resolve("smollm2", cfg.paths)),
+        "policy",
+        tmp_path / "run" / "rollouts" / "server",
+        progress=lambda _: None,
+    )
+    said: list[str] = []
     result = grpo.train(
         settings,
         model="smollm2",
@@ -115,8 +127,10 @@ def test_a_grpo_run_generates_through_llama_cpp_with_each_steps_lora(
         paths=cfg.paths,
         sandbox=sandbox,
         max_steps=2,
-        progress=lambda _: None,
+        progress=said.append,
     )
+    assert orphan_proc.wait(timeout=30) is not None  # stopped by the new run, not left running
+    assert any("completions by llama.cpp" in line for line in said)
 
     rollouts = result.meta["rollouts"]
     assert rollouts["engine"] == "llama.cpp"
