@@ -2,7 +2,7 @@
 
 Tables (docs/data.md): `problems` (one row per distinct problem content, keyed by its
 hash), `sessions`, `turns`, and `schema_version`, brought up to date by the numbered steps
-in MIGRATIONS when the store opens. Every write is its own `BEGIN IMMEDIATE` transaction,
+in `db_schema.MIGRATIONS` when the store opens. Every write is its own `BEGIN IMMEDIATE` transaction,
 so a crash loses at most the turn in flight and several processes may write at once
 (each waits for the others through `busy_timeout`). One Store may be shared by threads.
 
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from assistant.errors import UserError
 from assistant.problems.schema import Problem
 from assistant.settings import resolved
+from assistant.store.db_schema import MIGRATIONS, RUN_SIGNALS, SCHEMA_VERSION, SESSION_COLUMNS, TURN_COLUMNS
 from assistant.store.trajectory import RUNNING, SessionRecord, Turn, new_session_id
 from sandbox.api import RunResult
 
@@ -30,75 +31,10 @@ if TYPE_CHECKING:
 
 DB_NAME = "trajectories.db"
 BUSY_TIMEOUT_MS = 60_000
-MIGRATIONS: list[tuple[int, str]] = [
-    (
-        1,
-        """
-    CREATE TABLE problems (
-        hash TEXT PRIMARY KEY, id TEXT NOT NULL, json TEXT NOT NULL, added_at REAL NOT NULL);
-    CREATE TABLE sessions (
-        id TEXT PRIMARY KEY, problem_id TEXT NOT NULL, problem_hash TEXT NOT NULL REFERENCES problems(hash),
-        model TEXT NOT NULL, adapter_version TEXT, source TEXT NOT NULL, started_at REAL NOT NULL,
-        ended_at REAL, status TEXT NOT NULL, error TEXT, meta_json TEXT NOT NULL DEFAULT '{}');
-    CREATE TABLE turns (
-        session_id TEXT NOT NULL REFERENCES sessions(id), turn_index INTEGER NOT NULL,
-        messages_json TEXT NOT NULL, reply TEXT NOT NULL, program TEXT,
-        public_result_json TEXT, hidden_result_json TEXT,
-        public_pass_rate REAL NOT NULL, hidden_pass_rate REAL NOT NULL,
-        feedback TEXT NOT NULL, feedback_message TEXT NOT NULL,
-        tokens INTEGER NOT NULL DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0,
-        author TEXT NOT NULL, meta_json TEXT NOT NULL DEFAULT '{}', created_at REAL NOT NULL,
-        PRIMARY KEY (session_id, turn_index));
-    """,
-    ),
-    (
-        2,
-        """
-    CREATE INDEX sessions_by_problem ON sessions(problem_id, model, source);
-    CREATE INDEX sessions_by_start ON sessions(started_at);
-    CREATE INDEX problems_by_id ON problems(id, added_at);
-    """,
-    ),
-]
-SCHEMA_VERSION = MIGRATIONS[-1][0]
-# The columns stored as they are under the same name as a field of SessionRecord / Turn.
-SESSION_COLUMNS = (
-    "id",
-    "problem_id",
-    "problem_hash",
-    "model",
-    "adapter_version",
-    "source",
-    "started_at",
-    "ended_at",
-    "status",
-    "error",
-)
-TURN_COLUMNS = (
-    "reply",
-    "program",
-    "public_pass_rate",
-    "hidden_pass_rate",
-    "feedback",
-    "feedback_message",
-    "tokens",
-    "latency_s",
-    "author",
-)
 
 
 class StoreError(UserError):
     """The store cannot be opened or a record is missing; one sentence for the user."""
-
-
-# Per turn, from the stored RunResult JSON (sandbox.api.RunResult.to_dict): 1 if either run was
-# tampered (a hidden canary passed) / carried static flags, else 0.
-_RUN_SIGNALS = (
-    "(COALESCE(json_extract(t.public_result_json, '$.tampered'), 0)"
-    " OR COALESCE(json_extract(t.hidden_result_json, '$.tampered'), 0)) AS tampered,"
-    " (COALESCE(json_array_length(t.public_result_json, '$.flags'), 0)"
-    " + COALESCE(json_array_length(t.hidden_result_json, '$.flags'), 0) > 0) AS flagged"
-)
 
 
 def default_path(paths: PathsSettings | None = None) -> Path:
@@ -373,7 +309,7 @@ class Store:
         return self._query(
             "SELECT s.id AS session_id, s.problem_id, s.model, s.adapter_version, s.status, t.turn_index,"
             " t.public_pass_rate, t.hidden_pass_rate, "
-            + _RUN_SIGNALS
+            + RUN_SIGNALS
             + " FROM sessions s LEFT JOIN turns t ON t.session_id = s.id"
             + (f" WHERE {' AND '.join(where)}" if where else "")
             + " ORDER BY s.started_at, s.id, t.turn_index",

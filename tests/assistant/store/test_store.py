@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from assistant.loop import jsonl_export, prompts
+from assistant.store.db_schema import MIGRATIONS, SCHEMA_VERSION
 from assistant.store.stats import stats
 from assistant.store.trajectory import PASSED, UNSOLVED, Turn
-from assistant.store.trajectory_db import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
+from assistant.store.trajectory_db import Store, StoreError
 from sandbox.api import RunResult, TestResult
 from tests.assistant.loop_fakes import graded
 from tests.assistant.sample_problems import add_problem, sum_problem
