@@ -43,12 +43,12 @@ from trainer.eval.eval_sets import load_benchmark
 from trainer.eval.evaluate import evaluate
 from trainer.eval.paired import CompareError
 from trainer.eval.paired import compare as compare_reports
+from trainer.release.gate_settings import GateSettings
 from trainer.repair.items import RepairItem
 from trainer.repair.repair_eval import load_repair_items
 from trainer.repair.repair_metrics import RepairOutcome
 from trainer.repair.repair_report import RepairReport, paired
 from trainer.repair.repair_run import run_repair
-from trainer.train_settings import GateSettings
 
 T = TypeVar("T")
 

@@ -27,7 +27,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from trainer.eval.bootstrap import DEFAULT, Delta, paired_intervals
-from trainer.train_settings import MeasureSim, NaturalSim, SimSettings
+from trainer.release.gate_settings import MeasureSim, NaturalSim, SimSettings
 
 Counts = tuple[np.ndarray, np.ndarray, np.ndarray]
 

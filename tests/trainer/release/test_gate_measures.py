@@ -16,8 +16,8 @@ from assistant.store.trajectory_db import Store
 from tests.assistant.sample_problems import add_problem
 from tests.trainer.trainer_fakes import inc_problem
 from trainer.release.gate import MEASURES, Arm, compare, gate_table
+from trainer.release.gate_settings import GateSettings, NaturalGateSettings
 from trainer.repair.items import RepairItem
-from trainer.train_settings import GateSettings, NaturalGateSettings
 
 pytestmark = pytest.mark.docker
 INC, ADD = inc_problem(), add_problem()

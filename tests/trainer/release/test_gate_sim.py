@@ -15,8 +15,9 @@ import pytest
 
 from assistant.settings_loader import load_settings
 from trainer.release.gate import MEASURES, decide, gate_items, gate_problems, gate_table
+from trainer.release.gate_settings import GateSettings
 from trainer.release.gate_sim import equal_promote_rate, measures, promote_rate
-from trainer.train_settings import GateSettings, load_train_settings
+from trainer.train_settings import load_train_settings
 
 
 @pytest.fixture(scope="module")
