@@ -144,6 +144,11 @@ class SharedPrefixSettings(Section):
     loss: bool = Field(
         True, description="In the loss, one forward of each prompt shared by its G completions (with gradients)."
     )
+    unpadded: bool = Field(
+        True,
+        description="In the loss, each completion runs alone on its prompt's shared forward, cut at its own "
+        "length, instead of the group padded to its longest completion.",
+    )
     generation: bool = Field(True, description="In generation, prefill each prompt once for its G completions.")
     skip_zero_spread: bool = Field(
         True,

@@ -6,7 +6,10 @@ forward passes, and completions with zero advantage spend no loss forward or bac
   its keys and values are expanded to the G rows (so the gradients of all G completions flow
   back into that one prompt forward, also under gradient checkpointing), then the G rows run
   [last prompt token, completion] on that cache through TRL's fused LM head, so the logit of
-  completion token 0 comes from the prompt's last position as in TRL's path. Used for the
+  completion token 0 comes from the prompt's last position as in TRL's path. With `unpadded`
+  (the default) each completion runs alone on the shared cache, cut at its own last token,
+  instead of the group padded to its longest: completions of one group often differ 2-3x in
+  length, and the padding's forward and backward were work thrown away. Used for the
   policy, old and reference log-probs (TRL calls the same method for all three). Positions are
   those of the real tokens (left padding stripped, as in generation), so the log-probs equal
   TRL's, whose positions count the padding, up to RoPE rounding (tests: 1e-4).
@@ -124,19 +127,27 @@ def _cache_kept_under_checkpointing(backbone: Any) -> Iterator[None]:
                 m._can_checkpoint_with_cache = value
 
 
-def _prefix_cache(backbone: Any, ids: Any, rows: int) -> Any:
-    """A cache holding the keys/values of `ids` (1, n), expanded to `rows` rows: the forward of
-    the prompt, differentiable (every row's gradient flows back into it)."""
+def _prefix_record(backbone: Any, ids: Any) -> list[Any]:
+    """The keys/values of `ids` (1, n), one layer each: the forward of the prompt,
+    differentiable (every row's gradient flows back into it)."""
     from transformers.cache_utils import DynamicCache
 
-    recording, prefix = _layer_classes()
-    layers = backbone.config.num_hidden_layers
+    recording, _ = _layer_classes()
     record = DynamicCache()
-    record.layers = [recording() for _ in range(layers)]
+    record.layers = [recording() for _ in range(backbone.config.num_hidden_layers)]
     backbone(input_ids=ids, past_key_values=record, use_cache=False)  # filled all the same; no warning
+    return list(record.layers)
+
+
+def _prefix_cache(record: list[Any], rows: int) -> Any:
+    """A read-only cache of the recorded prefix expanded to `rows` rows (views, no copy); its
+    layers never store, so one cache serves any number of forwards."""
+    from transformers.cache_utils import DynamicCache
+
+    _, prefix = _layer_classes()
     shared = DynamicCache()
     shared.layers = []
-    for done in record.layers:
+    for done in record:
         layer = prefix()
         layer.lazy_initialization(done.keys, done.values)
         layer.keys = done.keys.expand(rows, -1, -1, -1)
@@ -146,19 +157,37 @@ def _prefix_cache(backbone: Any, ids: Any, rows: int) -> Any:
 
 
 def shared_prefix_logps(
-    model: Any, input_ids: Any, attention_mask: Any, logits_to_keep: int, compute_entropy: bool = False
+    model: Any,
+    input_ids: Any,
+    attention_mask: Any,
+    logits_to_keep: int,
+    compute_entropy: bool = False,
+    unpadded: bool = True,
 ) -> tuple[Any, Any]:
     """Per-token log-probs (and entropies) of the last `logits_to_keep` tokens of each row of
     `input_ids` (left-padded prompt + right-padded completion, TRL's layout), shaped like TRL's
     `_get_per_token_logps_and_entropies` (0 where the completion mask is 0). `model` carries
-    TRL's fused LM head."""
+    TRL's fused LM head. `unpadded`: each completion runs alone, cut at its own length (else
+    the group's rows together, padded to the longest)."""
     backbone = backbone_of(model)
     with _cache_kept_under_checkpointing(backbone):
-        return _grouped_logps(model, backbone, input_ids, attention_mask, logits_to_keep, compute_entropy)
+        return _grouped_logps(model, backbone, input_ids, attention_mask, logits_to_keep, compute_entropy, unpadded)
+
+
+def _used(mask: Any) -> int:
+    """Columns up to the last filled one of a completion mask (trailing padding cut), at least 1."""
+    filled = mask.nonzero()
+    return int(filled[:, -1].max().item()) + 1 if filled.numel() else 1
 
 
 def _grouped_logps(
-    model: Any, backbone: Any, input_ids: Any, attention_mask: Any, logits_to_keep: int, compute_entropy: bool
+    model: Any,
+    backbone: Any,
+    input_ids: Any,
+    attention_mask: Any,
+    logits_to_keep: int,
+    compute_entropy: bool,
+    unpadded: bool = True,
 ) -> tuple[Any, Any]:
     import torch
     import torch.nn.functional as F
@@ -171,21 +200,24 @@ def _grouped_logps(
     for group, first in enumerate(firsts):
         rows = [r for r, g in enumerate(group_of) if g == group]
         prompt = prompt_ids[first][prompt_mask[first].bool()].unsqueeze(0)  # (1, n) real tokens
-        mask = completion_mask[rows]
-        filled = mask.nonzero()
-        used = int(filled[:, 1].max().item()) + 1 if filled.numel() else 1  # trailing padding cut
-        tail = torch.cat([prompt[:, -1:].expand(len(rows), 1), completion_ids[rows, :used]], dim=1)
-        tail_mask = torch.cat([mask.new_ones(len(rows), 1), mask[:, :used]], dim=1)
-        labels = tail.masked_fill(tail_mask == 0, -100)
-        labels[:, 0] = -100
-        cache = _prefix_cache(backbone, prompt[:, :-1], len(rows)) if prompt.size(1) > 1 else None
+        record = _prefix_record(backbone, prompt[:, :-1]) if prompt.size(1) > 1 else None
         past = prompt.size(1) - 1
-        full_mask = torch.cat([tail_mask.new_ones(len(rows), past), tail_mask], dim=1)
-        out = model(input_ids=tail, attention_mask=full_mask, past_key_values=cache, labels=labels, fused_lm_head=True)
-        pieces_logps.append(F.pad(out.log_probs, (0, logits_to_keep - used)))
-        if compute_entropy:
-            pieces_entropy.append(F.pad(out.entropy, (0, logits_to_keep - used)))
-        order.extend(rows)
+        for batch in [[r] for r in rows] if unpadded else [rows]:
+            mask = completion_mask[batch]
+            used = _used(mask)
+            tail = torch.cat([prompt[:, -1:].expand(len(batch), 1), completion_ids[batch, :used]], dim=1)
+            tail_mask = torch.cat([mask.new_ones(len(batch), 1), mask[:, :used]], dim=1)
+            labels = tail.masked_fill(tail_mask == 0, -100)
+            labels[:, 0] = -100
+            cache = _prefix_cache(record, len(batch)) if record is not None else None
+            full_mask = torch.cat([tail_mask.new_ones(len(batch), past), tail_mask], dim=1)
+            out = model(
+                input_ids=tail, attention_mask=full_mask, past_key_values=cache, labels=labels, fused_lm_head=True
+            )
+            pieces_logps.append(F.pad(out.log_probs, (0, logits_to_keep - used)))
+            if compute_entropy:
+                pieces_entropy.append(F.pad(out.entropy, (0, logits_to_keep - used)))
+            order.extend(batch)
     inverse = torch.empty(len(order), dtype=torch.long, device=input_ids.device)
     inverse[torch.tensor(order, device=input_ids.device)] = torch.arange(len(order), device=input_ids.device)
     logps = torch.cat(pieces_logps, dim=0).index_select(0, inverse)
@@ -319,7 +351,9 @@ class SharedPrefixMixin:
                     **extra,
                 )
             with self.accelerator.autocast():  # type: ignore[attr-defined]
-                logps, entropy = shared_prefix_logps(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
+                logps, entropy = shared_prefix_logps(
+                    model, input_ids, attention_mask, logits_to_keep, compute_entropy, self.shared.unpadded
+                )
             return logps, entropy, None
         finally:
             if not torch.is_grad_enabled():

@@ -2,7 +2,9 @@
 log-probs, the loss and the LoRA gradients agree (left-padded prompts, ragged completions,
 rows of a group not adjacent); completions of zero advantage cost no forward and change
 neither loss nor gradients; a batch of only those trains nothing without NaN; generation with
-one prefill per prompt gives the same greedy completions, and the same sampled ones for a seed."""
+one prefill per prompt gives the same greedy completions, and the same sampled ones for a seed.
+Both loss layouts agree with TRL: each completion alone at its own length (the default) and the
+group padded to its longest; the default really runs no padding."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from trainer.training import shared_prefix
 from trainer.training.shared_prefix import OFF, share_prefill_in_generation
 
 ON = SharedPrefixSettings()
+PADDED = SharedPrefixSettings(unpadded=False)
 LOGP_TOL = 1e-4
 
 
@@ -66,7 +69,9 @@ def shared_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
-def _logps(trainer: Any, batch: dict[str, Any], standard: bool, entropy: bool = True) -> tuple[Any, Any]:
+def _logps(
+    trainer: Any, batch: dict[str, Any], standard: bool, entropy: bool = True, shared: SharedPrefixSettings = ON
+) -> tuple[Any, Any]:
     import torch
     from trl import GRPOTrainer
 
@@ -75,7 +80,7 @@ def _logps(trainer: Any, batch: dict[str, Any], standard: bool, entropy: bool = 
     method = (
         GRPOTrainer._get_per_token_logps_and_entropies if standard else type(trainer)._get_per_token_logps_and_entropies
     )
-    trainer.shared = ON
+    trainer.shared = shared
     logps, ent, _ = method(trainer, trainer.model, ids, mask, batch["completion_ids"].size(1), compute_entropy=entropy)
     return logps, ent
 
@@ -103,20 +108,46 @@ def trainer(test_config: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     return tiny_trainer(test_config, tmp_path_factory.mktemp("shared-prefix"))
 
 
-def test_log_probs_and_entropies_equal_trls(trainer: Any, shared_calls: list[int]) -> None:
+@pytest.mark.parametrize("layout", [ON, PADDED], ids=["unpadded", "padded"])
+def test_log_probs_and_entropies_equal_trls(
+    trainer: Any, shared_calls: list[int], layout: SharedPrefixSettings
+) -> None:
     import torch
 
     batch = _batch()
     mask = batch["completion_mask"].bool()
     with torch.no_grad():
         standard, standard_ent = _logps(trainer, batch, standard=True)
-        shared, shared_ent = _logps(trainer, batch, standard=False)
+        shared, shared_ent = _logps(trainer, batch, standard=False, shared=layout)
     assert standard.shape == shared.shape == mask.shape
     assert (shared[~mask] == 0).all()  # as TRL: 0 past each completion
     assert torch.allclose(shared[mask], standard[mask], atol=LOGP_TOL, rtol=0)
     assert torch.allclose(shared_ent[mask], standard_ent[mask], atol=LOGP_TOL, rtol=0)
     assert standard[mask].abs().min() > 0.1  # real log-probs, not zeros on both sides
     assert shared_calls == [6]
+
+
+@pytest.mark.parametrize(("layout", "tails"), [(ON, [9, 9, 6, 4, 2, 7]), (PADDED, [9, 9, 9, 7, 7, 7])])
+def test_the_completion_forwards_run_no_padding_unless_padded(
+    trainer: Any, monkeypatch: pytest.MonkeyPatch, layout: SharedPrefixSettings, tails: list[int]
+) -> None:
+    """Tokens each completion forward runs per row (its last prompt token + completion): one row
+    at a time at its own length, or the group's rows together at the longest one's."""
+    import torch
+
+    seen: list[int] = []
+    real = type(trainer.model).forward
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        ids = kwargs.get("input_ids")
+        if kwargs.get("fused_lm_head"):
+            seen.extend([ids.size(1)] * ids.size(0))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(trainer.model), "forward", spy)
+    with torch.no_grad():
+        _logps(trainer, _batch(), standard=False, entropy=False, shared=layout)
+    assert sorted(seen) == sorted(tails)
 
 
 def test_reference_log_probs_with_the_adapter_off_equal_trls(trainer: Any, shared_calls: list[int]) -> None:
@@ -135,10 +166,16 @@ def test_reference_log_probs_with_the_adapter_off_equal_trls(trainer: Any, share
 
 
 @pytest.mark.parametrize(
-    ("loss_type", "checkpointing"), [("dapo", True), ("dapo", False), ("grpo", True), ("bnpo", True)]
+    ("loss_type", "checkpointing", "layout"),
+    [("dapo", True, ON), ("dapo", False, ON), ("grpo", True, ON), ("bnpo", True, ON), ("dapo", True, PADDED)],
 )
 def test_loss_and_lora_gradients_equal_trls(
-    test_config: Any, tmp_path: Path, shared_calls: list[int], loss_type: str, checkpointing: bool
+    test_config: Any,
+    tmp_path: Path,
+    shared_calls: list[int],
+    loss_type: str,
+    checkpointing: bool,
+    layout: SharedPrefixSettings,
 ) -> None:
     import torch
 
@@ -146,7 +183,7 @@ def test_loss_and_lora_gradients_equal_trls(
     assert _checkpointing(trainer) == checkpointing
     inputs = _inputs(_batch(), [0.5, -1.0, -0.7, 1.2, -0.2, 0.2])
     standard_loss, standard_grads = _loss_and_grads(trainer, inputs, OFF)
-    shared_loss, shared_grads = _loss_and_grads(trainer, inputs, ON)
+    shared_loss, shared_grads = _loss_and_grads(trainer, inputs, layout)
     assert standard_loss == pytest.approx(shared_loss, abs=1e-4)
     assert standard_grads.keys() == shared_grads.keys() and len(standard_grads) == 8  # A and B of q, v x 2 layers
     for name, grad in standard_grads.items():
