@@ -11,7 +11,7 @@ gets a negative advantage and the step moves the greedy choice itself.
 How: a `LogitsProcessor` keeps only the arg-max token of the anchor rows (every other score
 -inf), after transformers' own processors (`suppress_tokens` etc.) and before temperature and
 top-p, which then cannot pick anything else. The anchor of a group is its first row
-(`shared_prefix.prompt_groups`: rows with the same real prompt tokens). The completions are
+(`shared_logps.prompt_groups`: rows with the same real prompt tokens). The completions are
 otherwise ordinary samples for TRL's loss: with one optimisation step per generation the
 importance ratio is 1 whatever the row's sampling distribution was.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from trainer.training.shared_prefix import prompt_groups
+from trainer.training.shared_logps import prompt_groups
 
 
 def anchor_rows(input_ids: Any, attention_mask: Any) -> list[int]:

@@ -28,7 +28,7 @@ from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from trainer.training.greedy_anchor import generate_with_processor
-from trainer.training.shared_prefix import prompt_groups
+from trainer.training.shared_logps import prompt_groups
 
 
 class GuideTable:

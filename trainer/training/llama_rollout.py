@@ -13,7 +13,7 @@ How:
   adapter is saved, converted (`assistant.serving.llama_lora`, llama.cpp's own converter) and a
   llama-server is (re)started with it (llama-server cannot open a LoRA file while it runs;
   restarting a GGUF that sits in the page cache takes seconds).
-- Groups: rows with the same real prompt tokens (`shared_prefix.prompt_groups`) go in one request
+- Groups: rows with the same real prompt tokens (`shared_logps.prompt_groups`) go in one request
   with `n_cmpl` completions, so the server prefills the prompt once and copies its cache to the
   other slots (seeds differ per completion). With `greedy_anchor` the group's first row is a
   request of its own at temperature 0; with guides the group's last row is the guide's tokens,
@@ -47,7 +47,7 @@ from assistant.serving import server as servers
 from assistant.serving.device import on_gpu
 from assistant.settings import ServerSettings
 from trainer.training.fence_stop import CHECK_EVERY_TOKENS, TAIL_TOKENS
-from trainer.training.shared_prefix import prompt_groups
+from trainer.training.shared_logps import prompt_groups
 
 if TYPE_CHECKING:
     from assistant.settings import PathsSettings
