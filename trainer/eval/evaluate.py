@@ -6,12 +6,12 @@ on perturbed problems, hacking rates with bootstrap intervals.
 Sessions run through `assistant.loop.collect` (C in flight, generation overlapping execution)
 and are stored with source `eval`, so an interrupted evaluation resumes: a rerun reuses
 every finished `eval` session of the same model on the same problem content, sampled the
-same way (temperature, top_p, max_tokens, answer format: `sampling_meta`, stored with each
-session), that covers T turns (it passed, or it took at least T turns), oldest first, and
-runs only the missing ones. Sample k of a problem is its k-th oldest such session; two
-models evaluated with the same N are paired by (problem, k). Sessions that ended on an
-error are redone. Other settings (the prompt wording) do not separate stored sessions:
-evaluate a changed setup under another model name or in another data dir.
+same way (temperature, top_p, max_tokens, answer format, feedback wording: `sampling_meta`,
+stored with each session), that covers T turns (it passed, or it took at least T turns),
+oldest first, and runs only the missing ones. Sample k of a problem is its k-th oldest such
+session; two models evaluated with the same N are paired by (problem, k). Sessions that ended
+on an error are redone. Other settings (the system prompt's text) do not separate stored
+sessions: evaluate such a change under another model name or in another data dir.
 
     problems = load_benchmark("humaneval", "val")
     report = evaluate(settings.loop, problems, client, sandbox, store, turns=3, samples=2)
@@ -27,9 +27,10 @@ from typing import Any, Sequence, Unpack
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop.collect import collect
+from assistant.loop.prompts import wording_for
 from assistant.loop.session import Session
 from assistant.problems.schema import Problem
-from assistant.settings import EvalSection, LoopSettings
+from assistant.settings import DEFAULT_FEEDBACK_WORDING, EvalSection, LoopSettings
 from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord
 from assistant.store.trajectory_db import Store
 from trainer.data.perturb import Swap
@@ -59,10 +60,13 @@ __all__ = [
 ]
 
 
-def sampling_meta(loop: LoopSettings) -> dict[str, Any]:
+def sampling_meta(loop: LoopSettings, model: str | None = None) -> dict[str, Any]:
     """What makes two natural eval sessions interchangeable besides the model, the problem and
     the horizon: stored with each session, matched on reuse (a rerun at another temperature
-    must not count the earlier run's sessions)."""
+    or with another feedback wording must not count the earlier run's sessions). `model` is the
+    built-in model served (`ChatClient.base_model`), whose own wording applies when
+    `loop.feedback_wording` is unset."""
+    wording = wording_for(loop, model)
     return {
         "eval": {
             **loop_sampling(loop),
@@ -74,6 +78,9 @@ def sampling_meta(loop: LoopSettings) -> dict[str, Any]:
                 if loop.candidates > 1
                 else {}
             ),
+            # only when not the wording every session used before wordings could differ, so
+            # that those sessions still match
+            **({"feedback_wording": wording} if wording != DEFAULT_FEEDBACK_WORDING else {}),
         }
     }
 
@@ -123,7 +130,7 @@ def evaluate(
     else:
         jobs = [(p, None) for p in problems]
     to_run = [p for p, _ in jobs]
-    meta = sampling_meta(loop)
+    meta = sampling_meta(loop, getattr(client, "base_model", None))
     run = collect(
         to_run,
         client,
