@@ -24,6 +24,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seconds(text: str) -> float:
+    """A number of seconds, 0 or more (argparse's `type`: bad input is one sentence)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
 def action_parsers(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
     """Add the command `name` whose first argument is a required ACTION; returns its subparsers."""
     return sub.add_parser(name, help=help).add_subparsers(dest="action", metavar="ACTION", required=True)

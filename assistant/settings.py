@@ -343,6 +343,12 @@ class DebugSettings(Section):
     )
     context_tokens: int | None = Field(None, ge=256, description="The model's context (None: ask the server).")
     turns: int | None = Field(2, ge=1, description="Most model turns of `cobalt debug` (None: loop.turns).")
+    deadline_s: float = Field(
+        90,
+        ge=0,
+        description="No model turn starts after the first when the longest so far would end past this many seconds "
+        "from the run's start, the search's time included (0: no deadline).",
+    )
     test_timeout_s: float = Field(120, gt=0, description="Seconds the project's whole test command may run.")
     per_test_timeout_s: float = Field(10, ge=0, description="Seconds one test may run; then it fails where it hangs.")
     candidates: int = Field(1, ge=1, le=16, description="Edits tried per turn; the one passing most tests is kept.")

@@ -136,6 +136,7 @@ def run_case(
         "fixed_by": session.turns[-1].author if session.passed else None,
         "original_again": fixed_file is not None and same_code(fixed_file, case.original()),
         "search": session.meta.get("search"),
+        "deadline": session.meta.get("deadline"),
         "turns": len(session.turns),
         "wall_s": round(wall, 1),
         "completion_tokens": generated_tokens(session),

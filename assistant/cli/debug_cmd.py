@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
-from assistant.console import positive_int
+from assistant.console import positive_int, seconds
 from assistant.debug import failures as fails
 from assistant.debug.applied import apply_change, journal_dir, undo_last
 from assistant.debug.debug_session import LimitedRunner, baseline_run, for_file
@@ -43,6 +43,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--test", metavar="CMD", help='the test command, e.g. "python -m pytest -q tests/test_x.py"')
     parser.add_argument("--project", help="the project root (default: nearest dir with pyproject.toml, .git, ...)")
     parser.add_argument("--turns", type=positive_int, help="most turns (default: config loop.turns)")
+    parser.add_argument(
+        "--deadline",
+        type=seconds,
+        metavar="SECONDS",
+        help="no model turn after the first starts unless it can end within SECONDS of the start "
+        "(default: debug.deadline_s; 0: take every turn)",
+    )
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
     parser.add_argument(
         "--edit-format", choices=list(FORMATS), help="how the model answers (default: debug.edit_format)"
@@ -150,6 +157,8 @@ def _session(
 ) -> Session:
     client = open_client(settings, args.model, progress=None if args.json else to_stderr, keep_docstrings=True)
     debug = debug_settings(settings, args.edit_format, args.candidates, False if args.no_search else None)
+    if args.deadline is not None:
+        debug = debug.model_copy(update={"deadline_s": args.deadline})
     loop = settings.loop.with_turns(args.turns or settings.debug.turns)
     return open_debug_session(
         problem, client, box, settings, before, loop=loop, debug=debug, source="debug", stream=not args.json
@@ -212,6 +221,7 @@ def _report(args: argparse.Namespace, settings: Settings, file: Path, original: 
                     "file": str(file),
                     "fixed_by": best.author if passed and best else None,
                     "search": session.meta.get("search"),
+                    "deadline": session.meta.get("deadline"),
                 }
             )
         )
@@ -220,6 +230,12 @@ def _report(args: argparse.Namespace, settings: Settings, file: Path, original: 
             f"\n{'the tests pass' if passed else 'no fix passes every test'} after {len(session.turns)} "
             f"turn(s); session {session.id}{'; ' + session.error if session.error else ''}"
         )
+        stopped = session.meta.get("deadline")
+        if stopped and not passed:
+            print(
+                f"stopped after {stopped['elapsed']:.0f} s: another model turn would end past the "
+                f"{stopped['seconds']:g} s deadline (--deadline 0 takes every turn)"
+            )
         if passed and best and best.author == "search":
             print(f"found by trying small edits of the failing code ({session.meta['search']['found']})")
             for other in session.meta["search"].get("plausible") or []:

@@ -8,6 +8,7 @@ is a trajectory like any other.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -76,6 +77,8 @@ class DebugSession(Session):
         self.meta.setdefault("edit_format", debug.edit_format)
         self.meta.setdefault("baseline_pass_rate", first_run.pass_rate)  # the user's file (dataset build)
         self._shown: dict[int, list[str]] = {}  # turn -> the functions its prompt showed in full
+        self._began = time.monotonic()  # reset by each run(): `debug.deadline_s` counts from there
+        self._model_turn_s: list[float] = []  # the wall seconds of each model turn of this run
 
     # --- the file as it stands ------------------------------------------------------
 
@@ -179,6 +182,24 @@ class DebugSession(Session):
         line = next((f.line for f in reversed(failure.frames) if f.path == file), None)
         return test_source(self.problem.project_dir, failure.test, self.debug.test_lines, line)
 
+    def run(self, max_turns: int | None = None, stop_on_pass: bool = True) -> str:
+        self._began, self._model_turn_s = time.monotonic(), []
+        self.meta.pop("deadline", None)
+        return super().run(max_turns, stop_on_pass)
+
+    def may_take_turn(self) -> bool:
+        """Within `debug.deadline_s`: the first model turn of a run always starts (the search has
+        its own budget); a later one only when the longest so far would still end in time. When
+        one does not, meta["deadline"] says so."""
+        deadline = self.debug.deadline_s
+        if not deadline or not self._model_turn_s:
+            return True
+        elapsed = time.monotonic() - self._began
+        if elapsed + max(self._model_turn_s) <= deadline:
+            return True
+        self.meta["deadline"] = {"seconds": deadline, "elapsed": round(elapsed, 1), "turns": len(self._model_turn_s)}
+        return False
+
     def model_turn(self) -> Turn:
         """One turn; first of all the small-edit search (`debug.search`), a turn only when it
         fixes the file; with `debug.candidates` > 1, several edits tried side by side and the one
@@ -187,9 +208,13 @@ class DebugSession(Session):
             found = self.search_turn()
             if found is not None:
                 return found
+        start = time.monotonic()
         if self.debug.candidates <= 1:
-            return super().model_turn()
-        return self.candidate_turn(self.debug.candidates, self.debug.candidate_temperature)
+            turn = super().model_turn()
+        else:
+            turn = self.candidate_turn(self.debug.candidates, self.debug.candidate_temperature)
+        self._model_turn_s.append(time.monotonic() - start)
+        return turn
 
     def search_turn(self) -> Turn | None:
         """The small-edit search (assistant/debug/edit_search.py) over the implicated functions:

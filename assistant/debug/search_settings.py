@@ -29,7 +29,7 @@ class SearchSettings(Section):
     enabled: bool = Field(True, description="Try small edits of the implicated code before asking the model.")
     spans: int = Field(3, ge=1, description="The implicated functions or methods whose lines are searched.")
     max_runs: int = Field(300, ge=1, description="The most edits tried (each runs the whole test command).")
-    max_seconds: float = Field(90, gt=0, description="The search stops after this many seconds.")
+    max_seconds: float = Field(45, gt=0, description="The search stops after this many seconds.")
     workers: int = Field(2, ge=1, description="Edited files tested at the same time (sandbox containers).")
     run_timeout_s: float = Field(
         20, gt=0, description="Each edited file's test run stops after this many seconds (an edit can hang a loop)."

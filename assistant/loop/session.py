@@ -220,7 +220,7 @@ class Session:
         limit = self.settings.turns if max_turns is None else max_turns
         self._start()
         try:
-            while (not self.passed or not stop_on_pass) and len(self.turns) < limit:
+            while (not self.passed or not stop_on_pass) and len(self.turns) < limit and self.may_take_turn():
                 self.model_turn()
         except LLMError as exc:
             return self.finish(MODEL_ERROR, str(exc))
@@ -233,6 +233,10 @@ class Session:
             self.finish(ERROR, f"{type(exc).__name__}: {exc}")
             raise
         return self.finish(PASSED if self.passed else UNSOLVED)
+
+    def may_take_turn(self) -> bool:
+        """Whether `run` may start another turn within its turn limit (a subclass's time budget)."""
+        return True
 
     def finish(self, status: str, error: str | None = None) -> str:
         self.status, self.error = status, error

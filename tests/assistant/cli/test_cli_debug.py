@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -295,3 +296,40 @@ def test_candidates_keep_the_edit_that_passes_the_most_tests(
         (listed,) = store.sessions()
         (turn,) = store.session(listed.id).turns
         assert turn.temperature == 0.9 and turn.program is not None and "a * b" in turn.program
+
+
+class SlowClient(ScriptedClient):
+    """Each reply takes `seconds`, as a model turn on a slow machine does."""
+
+    def __init__(self, replies: list[str], seconds: float) -> None:
+        super().__init__(replies)
+        self.seconds = seconds
+
+    def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        time.sleep(self.seconds)
+        return super().request_kwargs(messages)
+
+
+def test_no_model_turn_starts_that_would_end_past_the_deadline(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A turn of 1 s and more: after it, a second one cannot end within 1.5 s of the start."""
+    replies = [answer("def mul(a, b):\n    return a - b"), answer(FIXED)]
+    argv = ["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--no-search", "--turns", "3"]
+    client = SlowClient(list(replies), 1.0)
+    use_model(monkeypatch, client)
+    assert main([*argv, "--deadline", "1.5", "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["turns"]) == 1 and len(client.calls) == 1 and not result["passed"]
+    assert result["deadline"]["seconds"] == 1.5 and result["deadline"]["turns"] == 1
+    assert result["deadline"]["elapsed"] >= 1.0
+    use_model(monkeypatch, SlowClient(list(replies), 1.0))
+    assert main([*argv, "--deadline", "1.5"]) == 1  # the same, as text
+    assert "another model turn would end past the 1.5 s deadline" in capsys.readouterr().out
+    use_model(monkeypatch, SlowClient(list(replies), 1.0))
+    assert main([*argv, "--deadline", "0", "--json"]) == 0  # no deadline: the second turn fixes it
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] and len(result["turns"]) == 2 and result["deadline"] is None
+    with pytest.raises(SystemExit):
+        main([*argv, "--deadline", "-1"])
+    assert "'-1' must be 0 or more" in capsys.readouterr().err
