@@ -104,12 +104,15 @@ def session_run(
         sandbox.close()
 
 
-def served_client(settings: Settings, api_base: str, name: str, tokenizer_dir: Path | None = None) -> "ChatClient":
+def served_client(
+    settings: Settings, api_base: str, name: str, tokenizer_dir: Path | None = None, base_model: str | None = None
+) -> "ChatClient":
     """A client for the model or adapter served as `name` by the server at `api_base`
-    (`tokenizer_dir`: the served model's, for `model.suppress_docstrings`)."""
+    (`tokenizer_dir`: the served model's, for `model.suppress_docstrings`; `base_model`: the
+    built-in model it is or was trained on, whose own prompt wording its sessions use)."""
 
     bias = connect.local_bias(settings.model, tokenizer_dir) if tokenizer_dir is not None else None
-    return ChatClient(
+    client = ChatClient(
         f"hosted_vllm/{name}",
         api_base=api_base,
         display_name=name,
@@ -117,3 +120,5 @@ def served_client(settings: Settings, api_base: str, name: str, tokenizer_dir: P
         logit_bias=bias,
         extra_body=connect.engine_fields(api_base, name, settings.server),
     )
+    client.base_model = base_model
+    return client

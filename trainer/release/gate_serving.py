@@ -62,7 +62,8 @@ class GateServing:
 
     def _client(self, api_base: str, name: str) -> ChatClient:
         tokenizer = models.resolve(self.model, self.config.paths) if self.config.model.suppress_docstrings else None
-        return runtime.served_client(self.config, api_base, name, tokenizer)
+        # the base model named, so every arm's sessions use its own feedback wording, as served
+        return runtime.served_client(self.config, api_base, name, tokenizer, base_model=self.model)
 
     def _ensure_loaded(self, api_base: str, name: str, path: Path) -> bool:
         """Load adapter `name` unless the server has it; True when it was loaded now."""
