@@ -335,6 +335,11 @@ class DebugSettings(Section):
         "functions", description="How edits are asked for (assistant/debug/edits.py's FORMATS)."
     )
     max_spans: int = Field(3, ge=1, description="The most implicated functions or methods shown in full.")
+    localize: Literal["lines", "frames"] = Field(
+        "lines",
+        description="What leads the functions the model is shown and named first: the line spectrum's "
+        "(lines) or the failing frames' (frames); the search's own order is unchanged.",
+    )
     failure_chars: int = Field(1500, ge=200, description="The failing test's traceback is cut to this many characters.")
     test_lines: int = Field(
         0,

@@ -18,7 +18,7 @@ from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import BLOCK, SEARCH_REPLACE, apply_reply
 from assistant.debug.fix_file import best_turn
 from assistant.debug.localize import Span, implicated, spans
-from assistant.debug.spectrum import ranked, ranked_lines
+from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines
 from assistant.debug.test_code import test_source
 from assistant.errors import UserError
 from assistant.interfaces import ChatModel, Message, Runner
@@ -143,24 +143,28 @@ class DebugSession(Session):
 
     # --- hooks of Session -----------------------------------------------------------
 
-    def _implicated(self, limit: int) -> tuple[str, RunResult, list[fails.Failure], list[Span]]:
+    def _implicated(self, limit: int, prompt: bool = False) -> tuple[str, RunResult, list[fails.Failure], list[Span]]:
         """The best file so far, its run, its failures and up to `limit` implicated spans (computed
-        once per turn and limit: the prompt, the search and the TUI's first view read them)."""
+        once per turn, limit and use: the prompt and the TUI's first view read them with `prompt`,
+        led by the line spectrum's functions when `debug.localize` is `lines`; the search without)."""
         cache = self._turn_cache()
-        if ("implicated", limit) not in cache:
+        key = ("implicated", limit, prompt)
+        if key not in cache:
             source, run = self.best()
             failed = fails.failures(run)
-            suspects = ranked(spans(source), run.tests)
-            found = implicated(source, str(self.problem.target_file), failed, limit, suspects, self.tried())
-            cache["implicated", limit] = (source, run, failed, found)
-        return cache["implicated", limit]
+            all_spans = spans(source)
+            suspects = ranked(all_spans, run.tests)
+            leading = ranked_by_lines(all_spans, run.tests) if prompt and self.debug.localize == "lines" else None
+            found = implicated(source, str(self.problem.target_file), failed, limit, suspects, self.tried(), leading)
+            cache[key] = (source, run, failed, found)
+        return cache[key]
 
     def implicated_spans(self) -> list[Span]:
         """The functions the next prompt shows in full (`debug.max_spans` of them at most)."""
-        return self._implicated(self.debug.max_spans)[3]
+        return self._implicated(self.debug.max_spans, prompt=True)[3]
 
     def context(self) -> list[Message]:
-        source, run, failed, found = self._implicated(self.debug.max_spans)
+        source, run, failed, found = self._implicated(self.debug.max_spans, prompt=True)
         target = str(self.problem.target_file)
         first = failed[0] if failed else None
         view = TurnView(

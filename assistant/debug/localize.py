@@ -143,12 +143,15 @@ def implicated(
     limit: int = 3,
     suspects: list[Span] | None = None,
     tried: frozenset[str] = frozenset(),
+    leading: list[Span] | None = None,
 ) -> list[Span]:
     """Up to `limit` spans of `source` (the file at project path `target`) that the failing tests
-    implicate: the functions their frames run through (the first failing test's first), then the
-    `suspects` ranked by the tests' calls (assistant/debug/spectrum.py), then, for a failing test
-    whose frames stay outside the file, what it names or implies. Spans whose qualname is in
-    `tried` (edited without effect) come last; [] when none can be told."""
+    implicate: the `leading` spans when given (the line spectrum's functions,
+    `spectrum.ranked_by_lines`), then the functions the failing frames run through (the first
+    failing test's first), then the `suspects` ranked by the tests' calls
+    (assistant/debug/spectrum.py), then, for a failing test whose frames stay outside the file,
+    what it names or implies. Spans whose qualname is in `tried` (edited without effect) come
+    last; [] when none can be told."""
     all_spans = spans(source)
     by_name = {s.qualname: s for s in all_spans}
     chosen: list[Span] = []
@@ -159,6 +162,7 @@ def implicated(
             if span not in chosen and span.qualname in by_name:
                 chosen.append(span)
 
+    add(leading or [])
     framed = [_by_frames(all_spans, target, failure) for failure in failures]
     for found in framed:
         add(found)

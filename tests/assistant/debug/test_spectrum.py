@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from assistant.debug.debug_session import LimitedRunner
+from assistant.debug.debug_session import DebugSession, LimitedRunner
 from assistant.debug.fix_file import debug_problem
 from assistant.debug.localize import spans
-from assistant.debug.spectrum import ranked, ranked_lines
+from assistant.debug.open_session import open_debug_session
+from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines
 from assistant.settings import DebugSettings
 from sandbox.api import Limits, TestResult
 from tests.assistant.debug.projects import DOUBLE, DOUBLE_TESTS, calc_project
@@ -67,3 +68,34 @@ def test_no_ranking_without_calls_or_without_a_failing_test() -> None:
     assert ranked(spans(SOURCE), [_test(False, None), _test(True, None)]) == []
     assert ranked(spans(SOURCE), [_test(True, [1, 5])]) == []
     assert ranked(spans(SOURCE), [_test(False, [])]) == []  # a failing test that ran nothing of the file
+
+
+HELPER_BUG = (
+    "def _index(i, n):\n    if i < 0:\n        return n + i + 1\n    return i\n\n\n"
+    "def get(items, i):\n    j = _index(i, len(items))\n    return items[j]\n"
+)
+HELPER_TESTS = (
+    "from calc import get\n\ndef test_first():\n    assert get([1, 2, 3], 0) == 1\n\n"
+    "def test_last():\n    assert get([1, 2, 3], -1) == 3\n"
+)
+
+
+@pytest.mark.docker
+def test_the_prompt_names_the_function_of_the_most_suspicious_line_not_the_failing_frame(
+    tmp_path: Path, sandbox: Any, test_config: Any
+) -> None:
+    """The IndexError surfaces in `get` (the only frame in the file); the wrong line is in `_index`,
+    which returned: only the failing test ran it. `localize: lines` names `_index`, `frames` `get`."""
+    project = calc_project(tmp_path / "calc", HELPER_BUG, HELPER_TESTS)
+    problem = debug_problem(project / "calc.py", "python -m pytest -q", project)
+    runner = LimitedRunner.of(sandbox, Limits(timeout_s=30), DebugSettings())
+    run = runner.run(problem.starter_code, [], "pytest", project=problem.project())
+    assert [s.qualname for s in ranked_by_lines(spans(problem.starter_code), run.tests)] == ["_index", "get"]
+    focus = {}
+    for how in ("lines", "frames"):
+        debug = test_config.debug.model_copy(update={"localize": how})
+        session = open_debug_session(problem, None, runner, test_config, run, debug=debug, source="bench", stream=False)
+        assert isinstance(session, DebugSession)
+        focus[how] = [s.qualname for s in session.implicated_spans()]
+        assert f"most likely in `{focus[how][0]}`" in session.context()[-1]["content"]
+    assert focus == {"lines": ["_index", "get"], "frames": ["get", "_index"]}
