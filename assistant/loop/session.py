@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop import candidates, feedback, prompts
@@ -42,9 +42,6 @@ from assistant.store.trajectory import (
     new_session_id,
 )
 from sandbox.api import RunResult, SandboxError, TestCase
-
-if TYPE_CHECKING:
-    from assistant.settings import LoopSettings
 
 
 @dataclass
