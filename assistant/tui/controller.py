@@ -341,7 +341,9 @@ class SolveController:
             s.phase = f"small edits: {event.found}" if event.found else f"no small edit fixes it ({event.tried} tried)"
         elif isinstance(event, SessionEnded):
             self.pending = None
-            s.phase = event.status
+            stopped = self.session.meta.get("deadline") if self.session is not None else None
+            # a debug run that ended before its last turn because of `debug.deadline_s` says so
+            s.phase = event.status + (f" (no time for another turn: {stopped['seconds']:g} s)" if stopped else "")
         elif isinstance(event, ServerProgress):
             s.server = event.state
             s.model = event.model or s.model

@@ -139,3 +139,21 @@ def test_a_bug_the_small_edit_search_fixes_shows_as_a_search_turn_without_the_mo
     asyncio.run(scenario())
     assert client.requests == 0  # the model was never asked
     assert any(p.startswith("trying small edits") for p in phases)
+
+
+def test_a_run_stopped_by_the_deadline_says_so(debug_app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`debug.deadline_s`: after a model turn, no other starts unless the longest so far would end
+    in time; a run of the user's file and a turn take far more than 1 ms, so one turn is all."""
+    monkeypatch.setenv("COBALT__DEBUG__DEADLINE_S", "0.001")
+    client = ScriptedClient([answer(WRONG), answer(FIXED)])
+    app = debug_app(client)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+r")
+            await idle(pilot, app)
+            assert app.query_one(TurnTimeline).option_count == 1 and client.replies == [answer(FIXED)]
+            assert app.controller.status.phase == "unsolved (no time for another turn: 0.001 s)"
+
+    asyncio.run(scenario())
