@@ -64,6 +64,26 @@ def test_lines_rank_by_ochiai_and_never_inside_rendering_methods() -> None:
     assert ranked_lines(spans(SOURCE), [lines(True, [1, 2])]) == []
 
 
+EQ_SOURCE = (
+    "class D:\n    def __init__(self, n):\n        self.n = n + 1\n\n"
+    "    def __eq__(self, other):\n        if self.n != other.n:\n            return False\n        return True\n"
+)
+
+
+def test_an_eq_run_by_the_failing_asserts_is_named_second_not_first() -> None:
+    """`assert D(1) == D(2)`-style failures run `__eq__`'s False branch (lines 6-7) only in failing
+    tests; the wrong line (3) ran in a passing one too, so by lines alone `__eq__` would lead."""
+
+    def lines(passed: bool, ran: list[int]) -> TestResult:
+        return TestResult(status="passed" if passed else "failed", lines=ran)
+
+    tests = [lines(False, [3, 6, 7]), lines(False, [3, 6, 7]), lines(True, [3, 6, 8])]
+    assert ranked_lines(spans(EQ_SOURCE), tests)[:2] == [7, 3]
+    assert [s.qualname for s in ranked_by_lines(spans(EQ_SOURCE), tests)] == ["D.__init__", "D.__eq__"]
+    alone = [lines(False, [6, 7]), lines(True, [6, 8])]  # the only function ran: it stays first
+    assert [s.qualname for s in ranked_by_lines(spans(EQ_SOURCE), alone)] == ["D.__eq__"]
+
+
 def test_no_ranking_without_calls_or_without_a_failing_test() -> None:
     assert ranked(spans(SOURCE), [_test(False, None), _test(True, None)]) == []
     assert ranked(spans(SOURCE), [_test(True, [1, 5])]) == []
