@@ -1,7 +1,7 @@
 """The served side of the nightly job (`trainer.release.nightly.Retrain` inherits it): the
 server the gate and hot-loading use (a named one, or the data dir's, started when
 `nightly.start_server` allows), a client per arm (the base model; an adapter hot-loaded into
-the base server or served merged in its turn, `gate.serve_merged`), the gate's decision on a
+the base server or, on vLLM, served merged in its turn, `gate.serve_merged`), the gate's decision on a
 registered version (recorded in the registry), and unloading adapters no longer served.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 from assistant import runtime
 from assistant.errors import UserError
-from assistant.serving import hot_load, models, server
+from assistant.serving import hot_load, llama_server, models, server
 from assistant.serving.adapters import served_base_name
 from assistant.serving.chat import ChatClient
 from assistant.settings import Settings
@@ -73,10 +73,11 @@ class GateServing:
         return True
 
     def _adapter_arm(self, label: str, api_base: str, item: AdapterVersion, loaded: list[str]) -> gate.Arm:
-        """The gate's arm of adapter `item`: with `gate.serve_merged`, its merged checkpoint (made
-        now if missing) served by a server of its own during the arm's turn; else hot-loaded into
-        the base server (its name added to `loaded` when it was loaded now)."""
-        if not self.settings.gate.serve_merged:
+        """The gate's arm of adapter `item`: with `gate.serve_merged` on vLLM, its merged checkpoint
+        (made now if missing) served by a server of its own during the arm's turn; else hot-loaded
+        into the base server (its name added to `loaded` when it was loaded now). llama.cpp always
+        hot-loads: it serves an adapter as a GGUF LoRA on the quantized base, never merged."""
+        if not self.settings.gate.serve_merged or llama_server.engine(self.config.server) != "vllm":
             if self._ensure_loaded(api_base, item.name, item.path):
                 loaded.append(item.name)
             return gate.Arm(label, self._client(api_base, item.name), item.name)

@@ -113,7 +113,8 @@ class GateSettings(Section):
     serve_merged: bool = Field(
         True,
         description="Serve each adapter arm merged into the base (its merged checkpoint, made if missing) by a "
-        "server of its own for its turn, instead of hot-loading it as a LoRA into the base server.",
+        "server of its own for its turn, instead of hot-loading it as a LoRA into the base server (vLLM only: "
+        "llama.cpp always hot-loads a GGUF LoRA).",
     )
     simulation: SimSettings = Field(
         default_factory=SimSettings, description="What the size simulation assumes (trainer.release.gate_sim)."
