@@ -37,6 +37,13 @@ def engine(server: ServerSettings) -> str:
     return "vllm" if on_gpu() else "llama.cpp"
 
 
+def serves_merged(server: ServerSettings, wanted: bool) -> bool:
+    """Whether an adapter is served merged into its base: when `wanted` (`server.serve_merged`,
+    `gate.serve_merged`) and the engine is vLLM; llama.cpp serves it as a GGUF LoRA on the
+    quantized base, never a merged checkpoint."""
+    return wanted and engine(server) == "vllm"
+
+
 def threads(server: ServerSettings) -> int:
     return server.llama.threads or os.cpu_count() or 2
 

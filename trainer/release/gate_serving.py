@@ -77,7 +77,7 @@ class GateServing:
         (made now if missing) served by a server of its own during the arm's turn; else hot-loaded
         into the base server (its name added to `loaded` when it was loaded now). llama.cpp always
         hot-loads: it serves an adapter as a GGUF LoRA on the quantized base, never merged."""
-        if not self.settings.gate.serve_merged or llama_server.engine(self.config.server) != "vllm":
+        if not llama_server.serves_merged(self.config.server, self.settings.gate.serve_merged):
             if self._ensure_loaded(api_base, item.name, item.path):
                 loaded.append(item.name)
             return gate.Arm(label, self._client(api_base, item.name), item.name)

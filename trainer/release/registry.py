@@ -235,7 +235,7 @@ def merge_into_base(
     """The `merge` step of `Registry.promote` when `server.serve_merged` is on and the engine is vLLM,
     else None (llama.cpp serves the adapter as a GGUF LoRA on the quantized base, never a merged
     checkpoint). A merge that fails is reported and skipped: the adapter is then served hot-loaded."""
-    if not settings.server.serve_merged or llama_server.engine(settings.server) != "vllm":
+    if not llama_server.serves_merged(settings.server, settings.server.serve_merged):
         return None
 
     def merge(item: AdapterVersion) -> None:
