@@ -51,6 +51,19 @@ class Case:
             raise UserError(f"case {self.id}: its search text does not occur exactly once in {self.target_file}")
         return text.replace(self.search, self.replace, 1)
 
+    def bug_lines(self, projects: Path | None = None) -> range:
+        """The lines of the buggy module where `replace` differs from `search` (the lines they share
+        at either end left out); for a bug that only removed lines, the line where they were."""
+        old, new = self.search.splitlines(), self.replace.splitlines()
+        head = 0
+        while head < min(len(old), len(new)) and old[head] == new[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        start = self.original(projects).split(self.search, 1)[0].count("\n") + 1 + head
+        return range(start, start + max(1, len(new) - head - tail))
+
     def unpack(self, into: Path, projects: Path | None = None, buggy: bool = True) -> Path:
         """A fresh copy of the project under `into`, with the bug applied unless `buggy` is False."""
         with tarfile.open(self.archive(projects)) as tar:

@@ -44,8 +44,12 @@ def same_function(shown: str, bug: str) -> bool:
     return shown == bug or bug.startswith(shown + ".") or shown.startswith(bug + ".")
 
 
-def shown_functions(case: Case, settings: Settings, runner: LimitedRunner) -> dict[str, list[str]]:
-    """The qualnames the first prompt shows in full, named one first, per localization order."""
+MARKS = 4  # the most tied top lines marked, when `debug.mark_lines` is 0 (off): what marks would say
+
+
+def shown_functions(case: Case, settings: Settings, runner: LimitedRunner) -> dict[str, list]:
+    """The qualnames the first prompt shows in full, named one first, per localization order, and
+    the lines it would mark (`debug.mark_lines`, or MARKS when that is off) under `marks_<order>`."""
     with tempfile.TemporaryDirectory(prefix="cobalt-bench-localize-") as tmp:
         project = case.unpack(Path(tmp))
         problem = debug_problem(project / case.target_file, case.test_command, project)
@@ -59,7 +63,14 @@ def shown_functions(case: Case, settings: Settings, runner: LimitedRunner) -> di
                 problem, None, runner, settings, before, debug=debug, source="bench", stream=False
             )
             out[order] = [span.qualname for span in session.implicated_spans()]  # type: ignore[attr-defined]
+            most = debug.mark_lines or MARKS
+            out[f"marks_{order}"] = list(session.marked_lines(most))  # type: ignore[attr-defined]
         return out
+
+
+def bug_marked(row: dict[str, Any], order: str) -> bool:
+    """Whether one of the bug's lines is among those `order`'s prompt would mark."""
+    return bool(set(row["bug_lines"]) & set(row[f"marks_{order}"]))
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -69,20 +80,26 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         shown = sum(any(same_function(q, r["bug"]) for q in r[order]) for r in rows)
         out[order] = {"named_first": wilson(first, len(rows)), "shown": wilson(shown, len(rows)), "cases": len(rows)}
         out[order]["named_first"]["k"], out[order]["shown"]["k"] = first, shown
+        marked = sum(bool(r[f"marks_{order}"]) for r in rows)
+        right = sum(bug_marked(r, order) for r in rows)
+        out[order]["marked"] = {**wilson(marked, len(rows)), "k": marked}
+        out[order]["bug_marked"] = {**wilson(right, len(rows)), "k": right}
     return out
 
 
 def render(report: dict[str, Any]) -> str:
     lines = [
         f"{report['cases']} cases ({report['set']}) · {report['max_spans']} functions shown · {report['wall_s']:.0f} s",
-        f"{'order':<10}{'buggy function named first [95% CI]':>40}{'among those shown [95% CI]':>34}",
+        f"{'order':<10}{'buggy function named first [95% CI]':>40}{'among those shown [95% CI]':>34}"
+        f"{'lines marked':>14}{'the bug line among them':>25}",
     ]
     for order, m in report["orders"].items():
         cells = [
             f"{m[key]['k']}/{m['cases']} {m[key]['value']:.2f} [{m[key]['lo']:.2f}, {m[key]['hi']:.2f}]"
             for key in ("named_first", "shown")
         ]
-        lines.append(f"{order:<10}{cells[0]:>40}{cells[1]:>34}")
+        marks = [f"{m[key]['k']}/{m['cases']}" for key in ("marked", "bug_marked")]
+        lines.append(f"{order:<10}{cells[0]:>40}{cells[1]:>34}{marks[0]:>14}{marks[1]:>25}")
     return "\n".join(lines)
 
 
@@ -94,8 +111,10 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     start = time.perf_counter()
     try:
         for i, case in enumerate(cases, 1):
-            rows.append({"case": case.id, "bug": case.function, **shown_functions(case, settings, runner)})
-            to_stderr(f"[{i}/{len(cases)}] {case.id}: " + "; ".join(f"{o} {rows[-1][o][:1]}" for o in ORDERS))
+            found = shown_functions(case, settings, runner)
+            rows.append({"case": case.id, "bug": case.function, "bug_lines": list(case.bug_lines()), **found})
+            said = "; ".join(f"{o} {found[o][:1]} marks {found[f'marks_{o}']}" for o in ORDERS)
+            to_stderr(f"[{i}/{len(cases)}] {case.id}: {said}")
             if args.out:
                 Path(args.out).write_text(json.dumps({"rows": rows}, indent=1))
     finally:

@@ -12,13 +12,13 @@ import time
 from dataclasses import replace
 from typing import Any, Sequence
 
-from assistant.debug import edit_search
+from assistant.debug import edit_search, line_marks
 from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import BLOCK, SEARCH_REPLACE, apply_reply
 from assistant.debug.fix_file import best_turn
 from assistant.debug.localize import Span, implicated, spans
-from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines
+from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines, scored_lines
 from assistant.debug.test_code import test_source
 from assistant.errors import UserError
 from assistant.interfaces import ChatModel, Message, Runner
@@ -163,6 +163,13 @@ class DebugSession(Session):
         """The functions the next prompt shows in full (`debug.max_spans` of them at most)."""
         return self._implicated(self.debug.max_spans, prompt=True)[3]
 
+    def marked_lines(self, most: int | None = None) -> tuple[int, ...]:
+        """The lines the next prompt marks as the most suspicious: those sharing the line spectrum's
+        top score inside the functions shown in full, when at most `debug.mark_lines` (or `most`) do."""
+        source, run, _, found = self._implicated(self.debug.max_spans, prompt=True)
+        most = self.debug.mark_lines if most is None else most
+        return line_marks.pick(scored_lines(spans(source), run.tests), found, source, most) if most else ()
+
     def context(self) -> list[Message]:
         source, run, failed, found = self._implicated(self.debug.max_spans, prompt=True)
         target = str(self.problem.target_file)
@@ -175,6 +182,7 @@ class DebugSession(Session):
             fails.summary(run),
             self._note(),
             self._test_code(first),
+            self.marked_lines(),
         )
         self._shown[len(self.turns)] = [s.qualname for s in found]
         return build(view, found, self.budget, self.debug.edit_format, self.debug.failure_chars)

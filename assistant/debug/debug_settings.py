@@ -24,6 +24,12 @@ class DebugSettings(Section):
         description="What leads the functions the model is shown and named first: the line spectrum's "
         "(lines) or the failing frames' (frames); the search's own order is unchanged.",
     )
+    mark_lines: int = Field(
+        0,
+        ge=0,
+        description="The lines sharing the line spectrum's top score inside the shown functions are marked with a "
+        "comment when at most this many do (assistant/debug/line_marks.py; 0: none).",
+    )
     failure_chars: int = Field(1500, ge=200, description="The failing test's traceback is cut to this many characters.")
     test_lines: int = Field(
         0,

@@ -14,6 +14,7 @@ from typing import Callable
 from assistant.config_files import prompt_catalog
 from assistant.debug import failures as fails
 from assistant.debug.file_view import KEPT_ONLY, OUTLINE, SIGNATURES, render
+from assistant.debug.line_marks import MARK, mark
 from assistant.debug.localize import Span
 from assistant.errors import UserError
 from assistant.interfaces import Message
@@ -53,6 +54,7 @@ class TurnView:
     summary: str
     note: str = ""  # e.g. why the previous edit did not apply
     test_code: str = ""  # the failing test's source (assistant/debug/test_code.py)
+    marks: tuple[int, ...] = ()  # lines of `source` marked as the most suspicious (assistant/debug/line_marks.py)
 
 
 def _user(
@@ -73,7 +75,11 @@ def _user(
         if spans
         else f"Here is `{view.target}`:"
     )
-    parts += [shown, f"```python\n{render(view.source, spans, detail) if spans else view.source}```"]
+    marked = [n for n in view.marks if any(s.contains(n) for s in spans)]
+    if marked:
+        shown += f" Lines ending in `{MARK.strip()}` are those the failing tests run most and the passing tests least."
+    source = mark(view.source, tuple(marked))
+    parts += [shown, f"```python\n{render(source, spans, detail) if spans else source}```"]
     focus = "the failing code"
     if spans:
         first = spans[0]

@@ -15,6 +15,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
+from assistant.debug.line_marks import unmark
 from assistant.debug.localize import spans
 from assistant.messages import extract
 from sandbox import pyast
@@ -254,8 +255,9 @@ def edit_format(name: str) -> EditFormat:
 
 
 def apply_reply(source: str, reply: str, name: str, focus: tuple[str, ...] = ()) -> EditResult:
-    """The file after the reply's edit, in the edit format `name` (`focus`: see `apply_functions`)."""
+    """The file after the reply's edit, in the edit format `name` (`focus`: see `apply_functions`);
+    the prompt's line marks the reply copied are taken out first."""
     apply = edit_format(name).apply
     if apply is None:
         raise ValueError(f"the {name} format has no edit to apply: the reply is the file")
-    return apply(source, reply, focus)
+    return apply(source, unmark(reply), focus)

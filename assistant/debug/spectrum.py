@@ -52,8 +52,8 @@ def ranked(all_spans: list[Span], tests: Iterable[TestResult], least: float = 0.
     return [s for score, *_, s in scored if score > least]
 
 
-def ranked_lines(all_spans: list[Span], tests: Iterable[TestResult]) -> list[int]:
-    """Lines of the file by the same Ochiai score over the lines each test ran (`TestResult.lines`),
+def scored_lines(all_spans: list[Span], tests: Iterable[TestResult]) -> list[tuple[int, float]]:
+    """Lines of the file with their Ochiai score over the lines each test ran (`TestResult.lines`),
     highest first (ties: fewer passing tests that ran it, then the earlier line); only lines some
     failing test ran, none inside `__repr__`/`__str__`/`__format__`; [] when no test reports its
     lines or none fails."""
@@ -74,7 +74,12 @@ def ranked_lines(all_spans: list[Span], tests: Iterable[TestResult]) -> list[int
         return span is not None and span.name in RENDERING
 
     scored = [(-ochiai(ef[n], ep[n], failing), ep[n], n) for n in ef if not rendering(n)]
-    return [n for *_, n in sorted(scored)]
+    return [(n, -score) for score, _, n in sorted(scored)]
+
+
+def ranked_lines(all_spans: list[Span], tests: Iterable[TestResult]) -> list[int]:
+    """The lines of `scored_lines`, most suspicious first."""
+    return [n for n, _ in scored_lines(all_spans, tests)]
 
 
 def ranked_by_lines(all_spans: list[Span], tests: Iterable[TestResult]) -> list[Span]:
