@@ -3,8 +3,9 @@ debug set, the user's file runs once in the sandbox and the functions the first 
 in full (`debug.max_spans`) and name as the likely place of the bug are taken from the debug
 session itself, once per `debug.localize` order (`lines`: the line spectrum's functions first;
 `frames`: the failing frames' first), side by side; each is scored against the case's buggy
-function (`function` in the cases file). No model runs: the figure bounds what a model that follows
-the prompt can fix.
+function (`function` in the cases file), and the lines the prompt would mark (`debug.mark_lines`,
+or up to MARKS tied top lines when marks are off) against the lines the case's bug changed. No model
+runs: the figure bounds what a model that follows the prompt can fix.
 
     cobalt bench localize --set historical --out localize.json
 """
