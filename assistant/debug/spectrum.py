@@ -25,7 +25,9 @@ def ochiai(ef: int, ep: int, failing: int) -> float:
 
 def ranked(all_spans: list[Span], tests: Iterable[TestResult], least: float = 0.0) -> list[Span]:
     """Functions and methods by suspiciousness, highest first (ties: fewer passing tests that
-    ran it, then the smaller span); [] when no test reports its calls or none fails."""
+    ran it, then the smaller span, then the earlier one: never the order of a set of spans, which
+    changes from run to run with Python's string hashing); [] when no test reports its calls or
+    none fails."""
     callable_spans = [s for s in all_spans if s.kind != "class"]
     failing, passing = 0, 0
     ef: dict[Span, int] = {}
@@ -48,7 +50,7 @@ def ranked(all_spans: list[Span], tests: Iterable[TestResult], least: float = 0.
         (ochiai(ef[s], ep.get(s, 0), failing), -ep.get(s, 0), -s.size, s)
         for s in ef  # a function no failing test ran is not suspicious
     ]
-    scored.sort(key=lambda t: (t[3].name not in RENDERING, *t[:3]), reverse=True)
+    scored.sort(key=lambda t: (t[3].name not in RENDERING, *t[:3], -t[3].start), reverse=True)
     return [s for score, *_, s in scored if score > least]
 
 

@@ -53,6 +53,15 @@ def test_rendering_methods_come_last_as_pytest_runs_them_for_every_failure() -> 
     assert [s.qualname for s in ranked(spans(SOURCE), tests)] == ["mul", "double", "P.__repr__"]
 
 
+def test_tied_functions_rank_in_file_order_whatever_the_string_hashing() -> None:
+    """Six functions every test runs tie on every score; a set's order (hashed qualnames) would
+    put them in file order once in 720 processes."""
+    source = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(6))
+    ran = [1 + 4 * i for i in range(6)]
+    tests = [_test(False, ran), _test(True, ran)]
+    assert [s.qualname for s in ranked(spans(source), tests)] == [f"f{i}" for i in range(6)]
+
+
 def test_lines_rank_by_ochiai_and_never_inside_rendering_methods() -> None:
     def lines(passed: bool, ran: list[int] | None) -> TestResult:
         return TestResult(status="passed" if passed else "failed", lines=ran)
