@@ -14,7 +14,7 @@ import pytest
 
 from assistant.debug.debug_session import LimitedRunner
 from assistant.debug.localize import innermost, spans
-from bench.debug import run_case, spread, summarize
+from bench.debug import render, run_case, spread, summarize
 from bench.debug_cases import Case, read_cases
 from sandbox.api import Limits
 from tests.assistant.loop_fakes import ScriptedClient, answer
@@ -72,3 +72,21 @@ def test_the_model_mode_never_searches_even_where_the_search_is_on(
     alone = run_case(case, "model", settings, ScriptedClient([_oracle(case)]), runner, turns=1)
     assert alone["fixed"] and alone["fixed_by"] == "model" and alone["search"] is None, alone
     assert summarize([alone], ["model"])["model"]["fixed_by_model"] == 1
+
+
+def _row(mode: str, fixed_by: str | None, wall_s: float, turns: int = 1) -> dict[str, Any]:
+    return {"mode": mode, "fixed": fixed_by is not None, "fixed_by": fixed_by, "wall_s": wall_s, "turns": turns,
+            "completion_tokens": [], "prompt_tokens": [], "overflow": False, "original_again": False}  # fmt: skip
+
+
+def test_the_time_of_the_cases_that_reached_the_model_is_its_own_median() -> None:
+    """Issue 48's 90 s is for the cases that reach the model; the search's fixes (seconds) would hide it."""
+    rows = [_row("functions", "search", 10), _row("functions", "search", 12), _row("functions", "search", 14),
+            _row("functions", None, 100), _row("functions", "model", 140), _row("functions", None, 5, turns=0),
+            _row("search", "search", 9), _row("search", None, 45)]  # fmt: skip
+    report = summarize(rows, ["functions", "search"])
+    mine = report["functions"]
+    assert mine["median_wall_s"] == 13 and mine["reached_model"] == 2 and mine["median_wall_s_reached_model"] == 120
+    assert report["search"]["reached_model"] == 0 and report["search"]["median_wall_s_reached_model"] is None
+    text = render({"cases": 6, "turns": 2, "model": "m", "wall_s": 1, "modes": report, "ratios": {}})
+    assert "2 (120)" in text.splitlines()[2] and text.splitlines()[3].rstrip().endswith("0")
