@@ -3,7 +3,7 @@ fixing the code rank last."""
 
 from __future__ import annotations
 
-from assistant.debug.fix_rank import overfits, ranked
+from assistant.debug.fix_rank import changed_tokens, overfits, ranked
 from assistant.debug.small_edits import small_edits
 from sandbox.api import RunResult, TestResult
 
@@ -38,3 +38,17 @@ def test_overfitting_edits_rank_last_then_the_more_suspicious_line() -> None:
     before = RunResult(tests=[TestResult("passed", lines=[10, 11]), TestResult("failed", lines=[7, 10, 11])])
     assert ranked([dunder, close, assign], SOURCE, [7, 11, 10], before) == [close, assign, dunder]
     assert ranked([dunder, assign, close], SOURCE, [7, 10, 11], before) == [assign, close, dunder]
+
+
+HEX = "def rgb(v):\n    return int(v[1], 16) * 16, int(v[2], 16) * 16\n"
+
+
+def test_of_two_passing_edits_of_a_line_the_smaller_change_ranks_first() -> None:
+    """webcolors-html5-2: the factors 16 -> 17 is the fix; every 16 -> 17 also passes its tests."""
+    edits = list(small_edits(HEX, [2]))
+    every = next(e for e in edits if e.after.strip() == "return int(v[1], 17) * 17, int(v[2], 17) * 17")
+    factors = next(e for e in edits if e.after.strip() == "return int(v[1], 16) * 17, int(v[2], 16) * 17")
+    assert edits.index(every) < edits.index(factors)  # the search finds the larger one first
+    assert (changed_tokens(every), changed_tokens(factors)) == (4, 2)
+    before = RunResult(tests=[TestResult("failed", lines=[2])])
+    assert ranked([every, factors], HEX, [2], before) == [factors, every]
