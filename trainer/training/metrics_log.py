@@ -1,5 +1,6 @@
 """The training run's log: every logged step of GRPO appended to `metrics.jsonl` (reward, loss,
-KL, sandbox faults, the step's time split) and a progress line per step; `read_metrics` reads it."""
+KL, sandbox faults, the step's time split) and a progress line per step, with the time the
+remaining steps will take at this process's pace; `read_metrics` reads it."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ class MetricsLog:
             f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
             f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
             f"{row['elapsed_s']:.0f} s · faults dropped {row['sandbox_faults_dropped']}{_split(row)}"
+            f"{_left(self.rows)}"
         )
 
 
@@ -61,6 +63,20 @@ def _split(row: dict[str, Any]) -> str:
         f" · generate {row.get('time/generate_s', 0.0):.0f} s, reward {row.get('time/reward_s', 0.0):.0f} s, "
         f"loss {loss:.0f} s of {row['time/step_s']:.0f} s"
     )
+
+
+def _left(rows: list[dict[str, Any]]) -> str:
+    """' · about 2 h 5 min left': the steps still to run at the mean pace of this process's steps
+    (its own step timers when logged; a resumed run counts only the steps it ran itself)."""
+    last = rows[-1]
+    remaining = int(last["max_steps"]) - int(last["step"])
+    if remaining <= 0 or int(last["max_steps"]) <= 0:
+        return ""
+    timed = [r["time/step_s"] for r in rows if "time/step_s" in r]
+    pace = sum(timed) / len(timed) if timed else float(last["elapsed_s"]) / len(rows)
+    minutes = round(remaining * pace / 60)
+    hours, minutes = divmod(minutes, 60)
+    return f" · about {hours} h {minutes} min left" if hours else f" · about {max(minutes, 1)} min left"
 
 
 def read_metrics(out: Path) -> list[dict[str, Any]]:
