@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from assistant.interfaces import ChatModel, Runner
+from assistant.loop.progress_lines import ProgressLines
 from assistant.problems.schema import Problem
 from assistant.settings import BootstrapSection, EvalSection, LoopSettings
 from assistant.store.trajectory_db import Store
@@ -189,6 +190,7 @@ def compare(
                     benchmark=benchmark,
                     split=settings.split,
                     adapter=arm.adapter,
+                    **_lines(f"gate: {arm.name} ({arm.label}) {benchmark}", progress),
                 )
                 for benchmark, group in item_sets.items()
             ]
@@ -206,6 +208,7 @@ def compare(
                 benchmark="+".join(nat.benchmarks),
                 split=settings.split,
                 adapter=arm.adapter,
+                **_lines(f"gate: {arm.name} ({arm.label}) natural", progress),
             )
         seconds[arm.label] = round(time.monotonic() - start, 1)
         progress(f"gate: {arm.name} ({arm.label}) done in {seconds[arm.label]:.0f} s")
@@ -280,6 +283,12 @@ def decide(
 
 def _num(x: Any, fmt: str = ".3f") -> str:
     return "-" if x is None else format(x, fmt)
+
+
+def _lines(label: str, progress: Callable[[str], None]) -> dict[str, Any]:
+    """A phase's on_plan/on_session options: its sessions counted in progress lines."""
+    lines = ProgressLines(label, progress)
+    return {"on_plan": lines.on_plan, "on_session": lines.on_session}
 
 
 def gate_table(decision: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from assistant.loop.progress_lines import about
 from trainer.training.reward import SandboxReward
 
 Progress = Callable[[str], None]
@@ -74,9 +75,7 @@ def _left(rows: list[dict[str, Any]]) -> str:
         return ""
     timed = [r["time/step_s"] for r in rows if "time/step_s" in r]
     pace = sum(timed) / len(timed) if timed else float(last["elapsed_s"]) / len(rows)
-    minutes = round(remaining * pace / 60)
-    hours, minutes = divmod(minutes, 60)
-    return f" · about {hours} h {minutes} min left" if hours else f" · about {max(minutes, 1)} min left"
+    return f" · {about(remaining * pace)} left"
 
 
 def read_metrics(out: Path) -> list[dict[str, Any]]:

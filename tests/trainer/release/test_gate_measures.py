@@ -57,22 +57,30 @@ class Behaving(ChatClient):
         return {"mock_response": f"Here.\n\n```python\n{self.policy(pid, repair)}\n```\n"}
 
 
-def run(sandbox: Any, candidate: Behaving) -> dict[str, Any]:
+def run(sandbox: Any, candidate: Behaving, said: list[str] | None = None) -> dict[str, Any]:
     refs = [Arm("base", Behaving("base", right)), Arm("current", Behaving("current", right), "current")]
     with Store.open() as store:
         cand = Arm("candidate", candidate, "cand")
-        report = compare(ITEM_SETS, PROBLEMS, refs, cand, sandbox, store, SETTINGS, LOOP, ES)
+        say = said.append if said is not None else lambda _: None
+        report = compare(ITEM_SETS, PROBLEMS, refs, cand, sandbox, store, SETTINGS, LOOP, ES, progress=say)
     return report.to_dict()
 
 
 def test_every_measure_against_every_reference(cobalt_home: Path, sandbox: Any) -> None:
-    same = run(sandbox, Behaving("same", right))
+    said: list[str] = []
+    same = run(sandbox, Behaving("same", right), said)
     assert (same["items"], same["tasks"], same["natural_tasks"], same["natural_turns"]) == (2, 2, 2, 2)
     keys = [(c["measure"], c["reference"]) for c in same["comparisons"]]
     assert keys == [(m, r) for m in MEASURES for r in ("base", "current")]
     assert all((c["a"], c["b"], c["lo"], c["hi"]) == (1.0, 1.0, 0.0, 0.0) for c in same["comparisons"])
     assert same["promote"] and same["reason"].startswith("shown not worse") and not same["incomplete"]
     assert gate_table(same).count("| yes |") == 6
+    # each phase's sessions are counted in the progress lines (a phase of 1-2 sessions: a line each)
+    assert "gate: same (candidate) natural-repair: 1 session(s) to run" in said  # its one item, with feedback
+    assert (
+        "gate: base (base) natural: 2/2 sessions" in said
+        and "gate: current (current) humaneval-repair: 1/1 sessions" in said
+    )
 
     worse = run(sandbox, Behaving("worse", wrong_unless_repairing))
     rates = {(c["measure"], c["reference"]): (c["b"], c["lo"]) for c in worse["comparisons"]}
