@@ -4,7 +4,6 @@ every tenth of them with the time the rest will take at the run's pace so far.""
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any, Callable
 
@@ -24,8 +23,7 @@ class ProgressLines:
     ) -> None:
         self.label, self.say, self.parts, self.clock = label, say, parts, clock
         self.todo = self.done = 0
-        self.started = clock()
-        self._lock = threading.Lock()
+        self.started = 0.0  # set by on_plan
 
     def on_plan(self, todo: int, stored: int) -> None:
         self.todo, self.done, self.started = todo, 0, self.clock()
@@ -33,10 +31,10 @@ class ProgressLines:
         self.say(f"{self.label}: {todo} session(s) to run{already}")
 
     def on_session(self, session: Any = None) -> None:
-        with self._lock:
-            self.done += 1
-            done, todo = self.done, self.todo
-            if not todo or done > todo or done * self.parts // todo == (done - 1) * self.parts // todo:
-                return
-            left = (todo - done) * (self.clock() - self.started) / done
+        """Called by `collect` from its own thread, one session at a time."""
+        self.done += 1
+        done, todo = self.done, self.todo
+        if not todo or done > todo or done * self.parts // todo == (done - 1) * self.parts // todo:
+            return
+        left = (todo - done) * (self.clock() - self.started) / done
         self.say(f"{self.label}: {done}/{todo} sessions" + (f" · {about(left)} left" if done < todo else ""))

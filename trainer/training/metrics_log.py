@@ -71,7 +71,7 @@ def _left(rows: list[dict[str, Any]]) -> str:
     (its own step timers when logged; a resumed run counts only the steps it ran itself)."""
     last = rows[-1]
     remaining = int(last["max_steps"]) - int(last["step"])
-    if remaining <= 0 or int(last["max_steps"]) <= 0:
+    if remaining <= 0:
         return ""
     timed = [r["time/step_s"] for r in rows if "time/step_s" in r]
     pace = sum(timed) / len(timed) if timed else float(last["elapsed_s"]) / len(rows)
