@@ -1,6 +1,10 @@
 """The training run's log: every logged step of GRPO appended to `metrics.jsonl` (reward, loss,
 KL, sandbox faults, the step's time split) and a progress line per step, with the time the
-remaining steps will take at this process's pace; `read_metrics` reads it."""
+remaining steps will take at this process's pace; `read_metrics` reads it.
+
+The file is the raw history: a run resumed from a checkpoint older than its last logged step logs
+those steps again, and a crash can tear the last line. `read_metrics` gives each step once, its
+latest row (the one the checkpoints continue from), and skips torn lines."""
 
 from __future__ import annotations
 
@@ -45,8 +49,8 @@ class MetricsLog:
         self.rows.append(row)
         if not self.is_main:
             return
-        with open(self.path, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
+        with open(self.path, "a+") as fh:
+            fh.write(("\n" if _torn(fh) else "") + json.dumps(row) + "\n")
         self.progress(
             f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
             f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
@@ -78,8 +82,28 @@ def _left(rows: list[dict[str, Any]]) -> str:
     return f" · {about(remaining * pace)} left"
 
 
+def _torn(fh: Any) -> bool:
+    """Whether the open log's last line lacks its newline (a write cut by a crash)."""
+    end = fh.seek(0, 2)
+    if end == 0:
+        return False
+    fh.seek(end - 1)
+    torn = fh.read(1) != "\n"
+    fh.seek(0, 2)
+    return torn
+
+
 def read_metrics(out: Path) -> list[dict[str, Any]]:
+    """The log's rows, one per step in step order: each step's latest row; torn lines skipped."""
     path = out / "metrics.jsonl"
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    latest: dict[int, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # empty, or cut by a crash mid-write
+        if isinstance(row, dict) and "step" in row:
+            latest[int(row["step"])] = row
+    return [latest[step] for step in sorted(latest)]

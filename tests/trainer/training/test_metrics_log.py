@@ -41,3 +41,26 @@ def test_the_summary_line_at_the_end_is_not_a_step(tmp_path: Path) -> None:
     log, lines = _log(tmp_path)
     log.record(SimpleNamespace(global_step=3, max_steps=3), {"train_runtime": 60.0})
     assert lines == [] and read_metrics(tmp_path) == []
+
+
+def test_a_resumed_run_logs_steps_again_and_each_step_reads_as_its_latest_row(tmp_path: Path) -> None:
+    first, _ = _log(tmp_path)
+    for step in (1, 2, 3):
+        _step(first, step, 100.0)
+    again, _ = _log(tmp_path)  # resumed from checkpoint-1: steps 2 and 3 run again
+    for step in (2, 3, 4):
+        _step(again, step, 200.0)
+    rows = read_metrics(tmp_path)
+    assert [r["step"] for r in rows] == [1, 2, 3, 4]
+    assert [r["time/step_s"] for r in rows] == [100.0, 200.0, 200.0, 200.0]
+    assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 6  # the raw history is kept
+
+
+def test_a_line_torn_by_a_crash_is_skipped_and_the_next_row_starts_a_line_of_its_own(tmp_path: Path) -> None:
+    log, _ = _log(tmp_path)
+    _step(log, 1, 100.0)
+    with open(tmp_path / "metrics.jsonl", "a") as fh:
+        fh.write('{"step": 2, "max_st')  # the crash
+    resumed, _ = _log(tmp_path)
+    _step(resumed, 2, 300.0)
+    assert [(r["step"], r["time/step_s"]) for r in read_metrics(tmp_path)] == [(1, 100.0), (2, 300.0)]
