@@ -13,7 +13,6 @@ atomically (write, fsync, rename): a crash leaves either the old or the new file
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Callable
 from filelock import FileLock
 
 from assistant.errors import UserError
+from assistant.jsonl_log import append_row, read_rows
 from assistant.serving import llama_server, models
 from assistant.serving.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
 from assistant.settings import PathsSettings, Settings
@@ -115,20 +115,13 @@ class Registry:
         return next((v for v in self.versions() if v.meta.get("weights_sha256") == sha256), None)
 
     def history(self, base_model: str | None = None) -> list[dict[str, Any]]:
-        try:
-            lines = (self.root / HISTORY).read_text().splitlines()
-        except FileNotFoundError:
-            return []
-        events = [json.loads(line) for line in lines if line.strip()]
+        events = read_rows(self.root / HISTORY)
         return [e for e in events if base_model is None or e.get("base_model") == base_model]
 
     # --- changes ----------------------------------------------------------------------
 
     def _log(self, event: dict[str, Any]) -> None:
-        with open(self.root / HISTORY, "a") as fh:
-            fh.write(json.dumps({**event, "at": time.time()}) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_row(self.root / HISTORY, {**event, "at": time.time()}, sync=True)
 
     def register(self, adapter_dir: Path, meta: dict[str, Any]) -> AdapterVersion:
         """Move a saved adapter into the registry as the next version (never reused)."""

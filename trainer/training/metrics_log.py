@@ -8,11 +8,11 @@ latest row (the one the checkpoints continue from), and skips torn lines."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any, Callable
 
+from assistant.jsonl_log import append_row, read_rows
 from assistant.loop.progress_lines import about
 from trainer.training.reward import SandboxReward
 
@@ -49,8 +49,7 @@ class MetricsLog:
         self.rows.append(row)
         if not self.is_main:
             return
-        with open(self.path, "a+") as fh:
-            fh.write(("\n" if _torn(fh) else "") + json.dumps(row) + "\n")
+        append_row(self.path, row)
         self.progress(
             f"step {row['step']}/{row['max_steps']} · reward {row['reward']:+.3f} "
             f"± {row.get('reward_std', 0.0):.3f} · kl {row.get('kl', 0.0):.4f} · "
@@ -82,28 +81,7 @@ def _left(rows: list[dict[str, Any]]) -> str:
     return f" · {about(remaining * pace)} left"
 
 
-def _torn(fh: Any) -> bool:
-    """Whether the open log's last line lacks its newline (a write cut by a crash)."""
-    end = fh.seek(0, 2)
-    if end == 0:
-        return False
-    fh.seek(end - 1)
-    torn = fh.read(1) != "\n"
-    fh.seek(0, 2)
-    return torn
-
-
 def read_metrics(out: Path) -> list[dict[str, Any]]:
     """The log's rows, one per step in step order: each step's latest row; torn lines skipped."""
-    path = out / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    latest: dict[int, dict[str, Any]] = {}
-    for line in path.read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # empty, or cut by a crash mid-write
-        if isinstance(row, dict) and "step" in row:
-            latest[int(row["step"])] = row
+    latest = {int(row["step"]): row for row in read_rows(out / "metrics.jsonl") if "step" in row}
     return [latest[step] for step in sorted(latest)]
