@@ -207,7 +207,9 @@ def _report(args: argparse.Namespace, settings: Settings, file: Path, original: 
     diff = unified_diff(original, fixed, str(session.problem.target_file)) if fixed else ""
     passed = bool(best and best.passed_public)
     backup = (
-        apply_change(file, fixed, _journal(settings), args.force) if args.apply and passed and fixed and diff else None
+        apply_change(file, fixed, _journal(settings), args.force, original)
+        if args.apply and passed and fixed and diff
+        else None
     )
     if args.json:
         print(

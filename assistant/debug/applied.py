@@ -1,20 +1,26 @@
 """Writing a fix into the user's tree, and taking it back: every applied change keeps a backup of
 the file next to it and a line in `<data>/debug/applied.jsonl` (file, backup, sha256 of what was
 written), so `cobalt debug --undo` restores the last one, and refuses when the file changed since.
-In a git repository, a file with uncommitted changes is not written over unless forced.
+In a git repository, a file with uncommitted changes is not written over unless forced; nor is a
+file that changed since the fix was made from it. The fix keeps the file's line endings and
+byte-order mark, and replaces the file whole (a temporary file renamed over it), so a crash or a
+full disk never leaves it half written.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
-import json
+import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
-from assistant.debug.fix_file import backup_path
+from assistant.debug.fix_file import backup_path, read_text
 from assistant.errors import UserError
+from assistant.jsonl_log import append_row, read_rows
 
 JOURNAL = "applied.jsonl"
 
@@ -43,35 +49,81 @@ def git_dirty(file: Path) -> bool:
     return out.returncode == 0 and bool(out.stdout.strip()) and not out.stdout.startswith("??")
 
 
-def apply_change(file: Path, text: str, journal_dir: Path, force: bool = False) -> Path:
-    """Back `file` up (file.py.orig, .orig.1, ...), write `text`, log it; returns the backup."""
+def encoded(text: str, like: bytes) -> bytes:
+    """`text` (newlines as `\\n`) as bytes in the form of the file `like` was read from: its
+    line endings (CRLF when its first line ends so) and its UTF-8 byte-order mark."""
+    first = like.split(b"\n", 1)
+    if len(first) == 2 and first[0].endswith(b"\r"):
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    bom = codecs.BOM_UTF8 if like.startswith(codecs.BOM_UTF8) else b""
+    return bom + text.encode("utf-8")
+
+
+def _replace(file: Path, data: bytes) -> None:
+    """Write `data` as `file` whole: a temporary file beside it, flushed, renamed over it."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".cobalt", dir=file.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copymode(file, tmp)
+        os.replace(tmp, file)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def apply_change(file: Path, text: str, journal_dir: Path, force: bool = False, original: str | None = None) -> Path:
+    """Back `file` up (file.py.orig, .orig.1, ...), write `text`, log it; returns the backup.
+    `original`: the text the fix was made from; the file is not written when it reads otherwise now."""
     if not force and git_dirty(file):
         raise UserError(
             f"{file} has uncommitted changes; commit or stash them first (or pass --force: a backup is kept "
             "and `cobalt debug --undo` restores it)"
         )
+    raw = file.read_bytes()
+    if original is not None and not force and read_text(raw) != original:
+        raise UserError(
+            f"{file} changed since cobalt read it, so the fix was not written; run cobalt debug on it again "
+            "(or pass --force to write the fix over the change: a backup is kept)"
+        )
     backup = backup_path(file)
     shutil.copy2(file, backup)
-    file.write_text(text, encoding="utf-8")
+    data = encoded(text, raw)
     journal_dir.mkdir(parents=True, exist_ok=True)
-    entry = {"file": str(file.resolve()), "backup": str(backup.resolve()), "sha256": _sha(file), "at": time.time()}
-    with open(journal_dir / JOURNAL, "a", encoding="utf-8") as out:
-        out.write(json.dumps(entry) + "\n")
+    entry = {
+        "file": str(file.resolve()),
+        "backup": str(backup.resolve()),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "at": time.time(),
+    }
+    try:
+        _replace(file, data)
+    except OSError as exc:
+        raise UserError(f"{file} could not be written ({exc.strerror or exc}); it is unchanged") from None
+    append_row(journal_dir / JOURNAL, entry)
     return backup
 
 
-def _entries(journal_dir: Path) -> list[dict]:
-    path = journal_dir / JOURNAL
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _pending(entries: list[dict]) -> list[dict]:
+    """The applied changes not undone, replayed in order: an undo takes back the latest change
+    with its backup (a backup's name is used again once its undo removed it)."""
+    pending: list[dict] = []
+    for e in entries:
+        if "undo" not in e:
+            pending.append(e)
+            continue
+        for i in range(len(pending) - 1, -1, -1):
+            if pending[i]["backup"] == e["undo"]:
+                del pending[i]
+                break
+    return pending
 
 
 def undo_last(journal_dir: Path) -> str:
     """Restore the file of the last applied change that is not undone yet; one sentence back."""
-    entries = _entries(journal_dir)
-    undone = {e["undo"] for e in entries if "undo" in e}
-    pending = [e for e in entries if "undo" not in e and e["backup"] not in undone]
+    pending = _pending(read_rows(journal_dir / JOURNAL))
     if not pending:
         raise UserError("there is no applied change to undo")
     last = pending[-1]
@@ -82,6 +134,5 @@ def undo_last(journal_dir: Path) -> str:
         raise UserError(f"{file} changed since cobalt wrote it; restore it by hand from {backup}")
     shutil.copy2(backup, file)
     backup.unlink()
-    with open(journal_dir / JOURNAL, "a", encoding="utf-8") as out:
-        out.write(json.dumps({"undo": last["backup"], "at": time.time()}) + "\n")
+    append_row(journal_dir / JOURNAL, {"undo": last["backup"], "at": time.time()})
     return f"restored {file} as it was before the fix"

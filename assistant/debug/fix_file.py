@@ -46,7 +46,7 @@ def debug_problem(
     except ValueError:
         raise ProblemError(f"{file} is not inside the project {root}") from None
     try:
-        content = file.read_text(encoding="utf-8")
+        content = read_text(file.read_bytes())
     except UnicodeDecodeError:
         raise ProblemError(f"{file} is not UTF-8 text; cobalt debug fixes Python source files") from None
     except OSError as exc:
@@ -112,6 +112,11 @@ def unified_diff(original: str, fixed: str, name: str) -> str:
         original.splitlines(keepends=True), fixed.splitlines(keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}"
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def read_text(raw: bytes) -> str:
+    """A source file's text as Python reads it: UTF-8 without its byte-order mark, newlines as `\\n`."""
+    return raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def backup_path(file: Path) -> Path:

@@ -31,7 +31,10 @@ class DebugActions:
             self.notify("No turn passes every test yet; nothing to write.", severity="warning", timeout=5)  # type: ignore[attr-defined]
             return
         try:
-            backup = apply_change(c.debug_file, best.program, journal_dir(c.services.settings.paths.data_dir))
+            original = c.problem.starter_code if c.problem is not None else None
+            backup = apply_change(
+                c.debug_file, best.program, journal_dir(c.services.settings.paths.data_dir), original=original
+            )
         except UserError as exc:
             self.notify(str(exc), title="Not written", severity="error", timeout=10)  # type: ignore[attr-defined]
             return
