@@ -15,9 +15,9 @@ from typing import Any, Sequence
 from assistant.debug import edit_search, line_marks
 from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
-from assistant.debug.edits import BLOCK, SEARCH_REPLACE, apply_reply
+from assistant.debug.edits import BLOCK, FUNCTIONS, SEARCH_REPLACE, apply_reply, syntax_error
 from assistant.debug.fix_file import best_turn
-from assistant.debug.localize import Span, implicated, spans
+from assistant.debug.localize import Span, implicated, spans, spans_if_parsed
 from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines, scored_lines
 from assistant.debug.test_code import test_source
 from assistant.errors import UserError
@@ -152,12 +152,19 @@ class DebugSession(Session):
         if key not in cache:
             source, run = self.best()
             failed = fails.failures(run)
-            all_spans = spans(source)
+            all_spans = spans_if_parsed(source)
             suspects = ranked(all_spans, run.tests)
             leading = ranked_by_lines(all_spans, run.tests) if prompt and self.debug.localize == "lines" else None
             found = implicated(source, str(self.problem.target_file), failed, limit, suspects, self.tried(), leading)
             cache[key] = (source, run, failed, found)
         return cache[key]
+
+    def edit_format_for(self, source: str) -> str:
+        """`debug.edit_format`, but SEARCH/REPLACE blocks for a file that does not parse: the
+        `functions` format places whole functions by the file's syntax tree."""
+        if self.debug.edit_format == FUNCTIONS and syntax_error(source):
+            return SEARCH_REPLACE
+        return self.debug.edit_format
 
     def implicated_spans(self) -> list[Span]:
         """The functions the next prompt shows in full (`debug.max_spans` of them at most)."""
@@ -168,7 +175,7 @@ class DebugSession(Session):
         top score inside the functions shown in full, when at most `debug.mark_lines` (or `most`) do."""
         source, run, _, found = self._implicated(self.debug.max_spans, prompt=True)
         most = self.debug.mark_lines if most is None else most
-        return line_marks.pick(scored_lines(spans(source), run.tests), found, source, most) if most else ()
+        return line_marks.pick(scored_lines(spans_if_parsed(source), run.tests), found, source, most) if most else ()
 
     def context(self) -> list[Message]:
         source, run, failed, found = self._implicated(self.debug.max_spans, prompt=True)
@@ -185,7 +192,7 @@ class DebugSession(Session):
             self.marked_lines(),
         )
         self._shown[len(self.turns)] = [s.qualname for s in found]
-        return build(view, found, self.budget, self.debug.edit_format, self.debug.failure_chars)
+        return build(view, found, self.budget, self.edit_format_for(source), self.debug.failure_chars)
 
     def _test_code(self, failure: fails.Failure | None) -> str:
         if failure is None or not self.debug.test_lines:
@@ -234,7 +241,7 @@ class DebugSession(Session):
         makes every test pass. Its outcome is in meta["search"] either way (so it runs once)."""
         sid, index, messages = self._start(), len(self.turns), self.context()
         source, run, failed, found = self._implicated(self.debug.search.spans)
-        suspects = ranked_lines(spans(source), run.tests)
+        suspects = ranked_lines(spans_if_parsed(source), run.tests)
         lines = edit_search.search_lines(found, failed, str(self.problem.target_file), suspects)
         self._emit(edit_search.SearchStarted(sid, [s.qualname for s in found], len(lines)))
         attempt = edit_search.failing_first(self._run_file, run) if self.debug.search.failing_first else self._run_file
@@ -273,8 +280,9 @@ class DebugSession(Session):
     def program_of(self, reply: str) -> tuple[str | None, str]:
         shown = tuple(self._shown.get(len(self.turns), ()))
         # a search turn's reply (or a model's) in SEARCH/REPLACE blocks applies as such in any format
-        edit_format = SEARCH_REPLACE if BLOCK.search(reply) else self.debug.edit_format
-        edited = apply_reply(self.current_source(), reply, edit_format, shown)
+        source = self.current_source()
+        edit_format = SEARCH_REPLACE if BLOCK.search(reply) else self.edit_format_for(source)
+        edited = apply_reply(source, reply, edit_format, shown)
         return edited.source, edited.error or ""
 
     def feedback_for(self, public: RunResult) -> str:

@@ -34,7 +34,8 @@ class EditResult:
     changed: list[str] = field(default_factory=list)  # what was replaced or added
 
 
-def _parses(source: str) -> str | None:
+def syntax_error(source: str) -> str | None:
+    """Where and why `source` does not parse ('line 3: expected ':''), or None when it does."""
     try:
         pyast.parse(source)
     except SyntaxError as exc:
@@ -43,7 +44,7 @@ def _parses(source: str) -> str | None:
 
 
 def _finish(source: str, changed: list[str]) -> EditResult:
-    problem = _parses(source)
+    problem = syntax_error(source)
     if problem is not None:
         return EditResult(None, f"the edited file does not parse ({problem})")
     return EditResult(source, None, changed)

@@ -63,6 +63,15 @@ def spans(source: str) -> list[Span]:
     return out
 
 
+def spans_if_parsed(source: str) -> list[Span]:
+    """`spans(source)`, or none for a file Python cannot parse: its syntax error is the bug to fix,
+    and the whole file is what is shown."""
+    try:
+        return spans(source)
+    except SyntaxError:
+        return []
+
+
 def innermost(all_spans: list[Span], line: int) -> Span | None:
     """The smallest span holding `line` (a method rather than its class)."""
     holding = [s for s in all_spans if s.contains(line)]
@@ -152,7 +161,7 @@ def implicated(
     (assistant/debug/spectrum.py), then, for a failing test whose frames stay outside the file,
     what it names or implies. Spans whose qualname is in `tried` (edited without effect) come
     last; [] when none can be told."""
-    all_spans = spans(source)
+    all_spans = spans_if_parsed(source)
     by_name = {s.qualname: s for s in all_spans}
     chosen: list[Span] = []
 

@@ -333,3 +333,19 @@ def test_no_model_turn_starts_that_would_end_past_the_deadline(
     with pytest.raises(SystemExit):
         main([*argv, "--deadline", "-1"])
     assert "'-1' must be 0 or more" in capsys.readouterr().err
+
+
+def test_a_file_that_does_not_parse_is_shown_whole_and_fixed_by_a_search_replace_block(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = calc_project(tmp_path / "syntax", "def mul(a, b)\n    return a * b\n")  # the colon missing
+    reply = (
+        "The `def` line lacks its colon.\n\n<<<<<<< SEARCH\ndef mul(a, b)\n=======\ndef mul(a, b):\n>>>>>>> REPLACE\n"
+    )
+    client = ScriptedClient([reply])
+    use_model(monkeypatch, client)
+    assert main(["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--apply"]) == 0
+    prompt = client.calls[0]["messages"][1]["content"]
+    assert "Here is `calc.py`:" in prompt and "def mul(a, b)\n    return a * b" in prompt
+    assert "SEARCH/REPLACE" in prompt  # the functions format cannot place code in a file with no syntax tree
+    assert (project / "calc.py").read_text() == FIXED
