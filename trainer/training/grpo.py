@@ -37,7 +37,7 @@ from assistant.settings import PathsSettings
 from assistant.store import atomic
 from trainer.data.dataset_files import load_split, read_meta
 from trainer.train_settings import TrainSettings
-from trainer.training import llama_rollout
+from trainer.training import llama_rollout, run_identity
 from trainer.training.budget import time_budget
 from trainer.training.cpu_bf16 import native_bf16
 from trainer.training.fence_stop import stop_generation_at_fence
@@ -233,14 +233,15 @@ def train(
     **grpo_overrides: Any,
 ) -> TrainResult:
     """Train (or resume) into `out`; returns the saved adapter and its metadata. `parent` is
-    an `AdapterVersion` to continue from. An `out/adapter` already saved is returned as is."""
+    an `AdapterVersion` to continue from. An `out/adapter` already saved is returned as is. A
+    directory of another model, dataset or parent is refused (`run_identity`)."""
 
+    data_meta = read_meta(dataset)
+    run_identity.claim(out, run_identity.identity(model, data_meta, parent))
     final = out / "adapter"
     if (final / ADAPTER_META).is_file():
         return TrainResult(final, json.loads((final / ADAPTER_META).read_text()))
-    out.mkdir(parents=True, exist_ok=True)
     model_path = models.resolve(model, paths)
-    data_meta = read_meta(dataset)
     train_set = load_split(dataset, "train")
     if len(train_set) == 0:
         raise UserError(f"the dataset {dataset} has no training prompts")

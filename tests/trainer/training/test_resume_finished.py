@@ -1,9 +1,11 @@
 """A run stopped at a checkpoint that already reached `max_steps` (stopped early by hand, then
 rerun with `--max-steps` of that checkpoint) is finished at it: no further step (transformers would
-take one before checking), and the adapter saved is the checkpoint's weights, with its steps."""
+take one before checking), and the adapter saved is the checkpoint's weights, with its steps; the
+directory is refused to a run of another dataset."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from assistant.errors import UserError
 from tests.trainer.training.tiny_grpo import sum_run, train_tiny
 
 
@@ -38,3 +41,10 @@ def test_a_run_at_its_last_checkpoint_is_saved_without_another_step(tmp_path: Pa
         load_file(checkpoint / "adapter_model.safetensors"),
     )
     assert saved.keys() == kept.keys() and all(torch.equal(saved[k], kept[k]) for k in kept)
+    # the same directory is never continued, nor its adapter returned, for another dataset
+    other = tmp_path / "other-ds"
+    shutil.copytree(dataset, other)
+    meta = json.loads((other / "meta.json").read_text())
+    (other / "meta.json").write_text(json.dumps({**meta, "data_hash": "another"}))
+    with pytest.raises(UserError, match="holds a training run of another setup .data_hash"):
+        train_tiny(settings, cfg, sandbox, other, run, max_steps=2)
