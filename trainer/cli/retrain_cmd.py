@@ -29,7 +29,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, config: Settings) -> int:
     settings = load_train_settings(config.train, args.profile)
-    job = Retrain(config, settings, model=args.model, api_base=args.server, progress=progress, max_steps=args.max_steps)
+    job = Retrain(
+        config,
+        settings,
+        model=args.model,
+        api_base=args.server,
+        progress=progress,
+        max_steps=args.max_steps,
+        config_file=getattr(args, "config", None),
+    )
     result = job.run(fresh=args.fresh)
     report = result.steps.get("report") or {}
     if args.json:

@@ -39,7 +39,8 @@ class Retrain(GateServing):
     """One invocation, built from the loaded `config` (through `assistant.runtime`) and the
     trainer's `settings` for the chosen profile. `sandbox_factory()` opens the sandbox lazily
     (only steps that run programs need it; default: the configured one); `api_base` names a
-    running server instead of the data dir's one."""
+    running server instead of the data dir's one; `config_file`: the `--config` file the settings
+    came from, handed on to training ranks started under `accelerate launch`."""
 
     def __init__(
         self,
@@ -51,8 +52,9 @@ class Retrain(GateServing):
         sandbox_factory: Callable[[], Any] | None = None,
         progress: Progress = print,
         max_steps: int | None = None,
+        config_file: str | None = None,
     ) -> None:
-        self.config, self.settings = config, settings
+        self.config, self.settings, self.config_file = config, settings, config_file
         self.model = model or config.model.name
         self.api_base = api_base
         self.progress = progress
@@ -222,6 +224,7 @@ class Retrain(GateServing):
             profile=self.settings.profile,
             parent=parent.version if parent else None,
             max_steps=self.max_steps,
+            config=self.config_file,
         )
         code = launcher.run(self.settings.launcher, argv, self.progress)
         meta_path = run.path / "training" / "adapter" / grpo.ADAPTER_META
