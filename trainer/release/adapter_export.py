@@ -119,7 +119,11 @@ def _recipe(
         "reward": config.get("reward") or {},
         "max_minutes": 0,
         "greedy_anchor": bool(config.get("greedy_anchor", False)),  # absent: trained before it existed
+        "guide_anchor": bool(config.get("guide_anchor", False)),
     }
+    engine = (meta.get("rollouts") or {}).get("engine")
+    if engine:  # where the completions were generated: the same engine samples the same way
+        train["rollouts"] = {"engine": engine}
     command = [
         "cobalt",
         "--config",
@@ -151,6 +155,21 @@ def _recipe(
         "command": shlex.join(command),
     }
     return recipe, {"train": train}
+
+
+def _dataset_dir(version_dir: Path, meta: dict[str, Any]) -> Path | None:
+    """The dataset the version was trained on: where training read it (`dataset`), else the copy
+    an imported version carries (`v<N>/dataset`); only one whose `data_hash` is the version's."""
+    for place in (Path(str(meta.get("dataset") or "")), version_dir / DATASET):
+        if not (place / DATASET_FILE).is_file():
+            continue
+        try:
+            data_hash = json.loads((place / "meta.json").read_text()).get("data_hash")
+        except (OSError, ValueError, AttributeError):
+            data_hash = None
+        if meta.get("data_hash") is None or data_hash == meta["data_hash"]:
+            return place
+    return None
 
 
 def _parent(registry: Registry, meta: dict[str, Any]) -> dict[str, Any] | None:
@@ -187,10 +206,10 @@ def export_adapter(
     item = registry.get(version)
     meta = dict(item.meta)
     base = base_fingerprint(item.base_model, paths)
-    dataset_dir = Path(str(meta.get("dataset") or ""))
-    if not (dataset_dir / DATASET_FILE).is_file():
+    dataset_dir = _dataset_dir(item.path, meta)
+    if dataset_dir is None:
         raise UserError(
-            f"the dataset v{version} was trained on ({dataset_dir}) is gone; an export needs it for the recipe"
+            f"the dataset v{version} was trained on ({meta.get('dataset')}) is gone; an export needs it for the recipe"
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = out.parent / f".{out.name}.staging-{os.getpid()}"

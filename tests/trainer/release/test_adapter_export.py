@@ -61,6 +61,7 @@ def trained(settings: Any, tmp: Path, seed: int = 3) -> tuple[Registry, int]:
             "max_minutes": 0,
         },
         "metrics": {"steps": 2, "mean_reward": 0.1},
+        "rollouts": {"engine": "llama.cpp", "conversions": 2},
         "stopped_by_budget_at": None,
         "parent_version": None,
     }
@@ -100,7 +101,9 @@ def test_round_trip_keeps_bf16_weights_and_metadata(home_config: Any, tmp_path: 
     assert yaml.safe_load((out / "recipe.yaml").read_text())["train"]["max_minutes"] == 0
     assert set(meta["files"]) >= {WEIGHTS, "adapter_config.json", "recipe.yaml", "dataset/train.jsonl"}
 
-    assert yaml.safe_load((out / "recipe.yaml").read_text())["train"]["greedy_anchor"] is False  # before it existed
+    train = yaml.safe_load((out / "recipe.yaml").read_text())["train"]
+    assert train["greedy_anchor"] is False and train["guide_anchor"] is False  # before they existed
+    assert train["rollouts"] == {"engine": "llama.cpp"}  # sampled where it was trained
     assert recipe["parent"] is None and "--parent" not in recipe["command"]
 
     imported = import_adapter(registry, out, home_config.paths)
@@ -112,6 +115,13 @@ def test_round_trip_keeps_bf16_weights_and_metadata(home_config: Any, tmp_path: 
     assert registry.current("tiny") is None  # registered, not promoted
     again = export_adapter(registry, item.version, tmp_path / "again", home_config.paths, ShipSettings())
     assert again["weights_sha256"] == meta["weights_sha256"]  # bf16 stays bf16, byte for byte
+    # another dataset now where the first was trained: the imported version exports its own copy ...
+    (tmp_path / "dataset" / "meta.json").write_text(json.dumps({"data_hash": "e" * 64}))
+    third = export_adapter(registry, item.version, tmp_path / "third", home_config.paths, ShipSettings())
+    assert third["dataset_sha256"] == meta["dataset_sha256"]
+    assert json.loads((tmp_path / "third" / "dataset" / "meta.json").read_text())["data_hash"] == "d" * 64
+    with pytest.raises(UserError, match="is gone"):  # ... and the trained version has none
+        export_adapter(registry, version, tmp_path / "fourth", home_config.paths, ShipSettings())
 
 
 def test_import_twice_is_one_version_and_cli_promotes(
