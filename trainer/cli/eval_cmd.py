@@ -92,7 +92,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     ceil.add_argument("--benchmark", "-b", dest="ceiling_benchmark", default="humaneval")
     ceil.add_argument("--split", dest="ceiling_split", choices=SPLITS, default="all")
-    ceil.add_argument("--adapter", dest="ceiling_adapter", help="only sessions of this adapter version (default any)")
+    ceil.add_argument(
+        "--adapter", dest="ceiling_adapter", help="only sessions of this adapter version; base: of none (default any)"
+    )
+    ceil.add_argument("--model", dest="ceiling_model", help="only sessions of this model as stored (default any)")
     ceil.add_argument("--source", default="collect", help="session source (default collect)")
     ceil.add_argument("--k", type=positive_int, nargs="+", default=[1, 2, 4, 8], help="the k of pass@k")
     ceil.add_argument("--json", action="store_true", dest="ceiling_json", help="print one JSON object")
@@ -186,7 +189,13 @@ def run_ceiling(args: argparse.Namespace, config: Settings) -> int:
     problems = load_benchmark(args.ceiling_benchmark, args.ceiling_split, config.eval)
     store = open_store(config)
     try:
-        repairs = task_repairs(store, [p.id for p in problems], source=args.source, adapter=args.ceiling_adapter)
+        repairs = task_repairs(
+            store,
+            [p.id for p in problems],
+            source=args.source,
+            adapter=args.ceiling_adapter,
+            model=args.ceiling_model,
+        )
     finally:
         store.close()
     if not repairs:

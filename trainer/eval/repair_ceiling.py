@@ -88,19 +88,24 @@ def _solved(row: Any) -> bool:
 
 
 def task_repairs(
-    store: Store, problems: Iterable[str], *, source: str = "collect", adapter: str | None = None
+    store: Store,
+    problems: Iterable[str],
+    *,
+    source: str = "collect",
+    adapter: str | None = None,
+    model: str | None = None,
 ) -> list[TaskRepairs]:
     """Per task of `problems` (in that order; tasks without sessions left out), its finished
-    sessions (passed or unsolved: not one cut off mid-turn) from `source` whose adapter version
-    is `adapter` (None: any)."""
+    sessions (passed or unsolved: not one cut off mid-turn) from `source` of the model stored as
+    `model` (None: any) whose adapter version is `adapter` (None: any; "base": none)."""
     wanted = list(dict.fromkeys(problems))
     keep = set(wanted)
     by_session: dict[str, dict[int, tuple[float, bool]]] = defaultdict(dict)
     problem_of: dict[str, str] = {}
-    for row in store.turn_rates(source=source):  # sessions in stored order
+    for row in store.turn_rates(source=source, model=model):  # sessions in stored order
         if row["problem_id"] not in keep or row["status"] not in FINISHED:
             continue
-        if adapter is not None and row["adapter_version"] != adapter:
+        if adapter is not None and row["adapter_version"] != (None if adapter == "base" else adapter):
             continue
         problem_of[row["session_id"]] = row["problem_id"]
         if row["turn_index"] is not None:

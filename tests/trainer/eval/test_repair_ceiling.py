@@ -37,7 +37,8 @@ def turn(index: int, public: float, hidden: float, tampered: bool = False) -> Tu
 def session(store: Store, problem: Problem, rates: list[tuple[float, float]], **kw: object) -> None:
     tampered = bool(kw.pop("tampered", False))
     status = str(kw.pop("status", UNSOLVED))
-    sid = store.start_session(problem, "m", str(kw.pop("source", "collect")), **kw)  # type: ignore[arg-type]
+    model = str(kw.pop("model", "m"))
+    sid = store.start_session(problem, model, str(kw.pop("source", "collect")), **kw)  # type: ignore[arg-type]
     for i, (public, hidden) in enumerate(rates):
         store.append_turn(sid, turn(i, public, hidden, tampered=tampered and i == 1))
     store.set_status(sid, status)
@@ -54,6 +55,8 @@ def store(tmp_path: Path) -> Store:
         session(s, hidden_only, [(1.0, 0.5)], adapter_version="v1")  # public passed: no repair turn
         session(s, forged, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v1", tampered=i < 2)
     session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v2")  # another adapter
+    session(s, fixes, [(0.0, 0.0), (0.0, 0.0)])  # the base model
+    session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], model="other")  # another model
     session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v1", source="eval")  # not collected
     session(s, fixes, [(0.0, 0.0)], adapter_version="v1", status=RUNNING)  # cut off before its repair
     return s
@@ -76,7 +79,11 @@ def test_only_collected_sessions_of_the_adapter_count_and_forged_fixes_do_not(st
     assert (repairs["hidden-only"].first_failed, repairs["hidden-only"].fixed) == (4, 0)
     assert (repairs["forged"].first_failed, repairs["forged"].fixed) == (4, 2)  # 2 of 4 repairs tampered
     everything = {t.problem: t for t in task_repairs(store, ["fixes"])}  # any adapter, still only `collect`
-    assert (everything["fixes"].sessions, everything["fixes"].fixed) == (5, 2)
+    assert (everything["fixes"].sessions, everything["fixes"].fixed) == (7, 3)
+    (mine,) = task_repairs(store, ["fixes"], model="m")  # one model's sessions, any adapter
+    assert (mine.sessions, mine.fixed) == (6, 2)
+    (base,) = task_repairs(store, ["fixes"], model="m", adapter="base")  # its sessions without an adapter
+    assert (base.sessions, base.fixed) == (1, 0)
 
 
 def test_ceiling_averages_pass_at_k_over_failed_tasks(store: Store) -> None:
