@@ -37,6 +37,7 @@ from assistant.interfaces import ChatModel, Runner
 from assistant.loop.progress_lines import ProgressLines
 from assistant.problems.schema import Problem
 from assistant.settings import BootstrapSection, EvalSection, LoopSettings
+from assistant.store.trajectory import MODEL_ERROR, SANDBOX_ERROR
 from assistant.store.trajectory_db import Store
 from trainer.eval.bootstrap import DEFAULT, Delta
 from trainer.eval.eval_report import EvalReport
@@ -223,12 +224,13 @@ def compare(
         natural_benchmarks=list(nat.benchmarks),
         arm_seconds=seconds,
     )
-    out.incomplete = [
-        f"the {r.benchmark} run of {label} was aborted ({r.aborted})"
-        for label, runs in repairs.items()
-        for r in runs
-        if r.aborted
-    ]
+    for label, runs in repairs.items():
+        for r in runs:
+            errors = sum(o.status in (MODEL_ERROR, SANDBOX_ERROR) for o in r.outcomes)
+            if r.aborted:
+                out.incomplete.append(f"the {r.benchmark} run of {label} was aborted ({r.aborted})")
+            elif errors:  # an error is no evidence of a wrong repair: not counted as one
+                out.incomplete.append(f"the {r.benchmark} run of {label} has {errors} session(s) ended by an error")
     for label, r in naturals.items():
         if not r.complete:
             why = r.aborted or f"{len(r.missing)} session(s) did not finish"

@@ -45,15 +45,15 @@ def wrong_unless_repairing(pid: str, repair: bool) -> str:
 
 
 class Behaving(ChatClient):
-    def __init__(self, name: str, policy: Policy, down: bool = False) -> None:
+    def __init__(self, name: str, policy: Policy, down: bool = False, down_in_repairs: bool = False) -> None:
         super().__init__("openai/mock", display_name=name, retries=0, timeout_s=30)
-        self.policy, self.down = policy, down
+        self.policy, self.down, self.down_in_repairs = policy, down, down_in_repairs
 
     def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        if self.down:
-            return {"mock_response": Exception("the model is down")}
         pid = next(p.id for p in PROBLEMS if p.statement in messages[1]["content"])
         repair = len(messages) > 2 and BUGS[pid].strip() in messages[2]["content"]  # the buggy program as turn 0
+        if self.down or (repair and self.down_in_repairs):
+            return {"mock_response": Exception("the model is down")}
         return {"mock_response": f"Here.\n\n```python\n{self.policy(pid, repair)}\n```\n"}
 
 
@@ -91,3 +91,11 @@ def test_every_measure_against_every_reference(cobalt_home: Path, sandbox: Any) 
 
     down = run(sandbox, Behaving("down", right, down=True))
     assert not down["promote"] and down["reason"].startswith("unreliable:") and down["incomplete"]
+
+    # errors in fewer sessions than abort a run are still no evidence of a wrong repair: no decision
+    flaky = run(sandbox, Behaving("flaky", right, down_in_repairs=True))
+    assert not flaky["promote"] and flaky["reason"].startswith("unreliable:")
+    assert flaky["incomplete"] == [
+        f"the {name} run of candidate has 1 session(s) ended by an error"
+        for name in ("humaneval-repair", "natural-repair")
+    ]
