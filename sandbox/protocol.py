@@ -142,15 +142,23 @@ def _program_text(program: str | bytes) -> str | None:
 def _pack_project(project_dir: str, workdir_mb: int, extra: dict[str, str] | None = None) -> bytes:
     root = os.path.abspath(project_dir)
     if not os.path.isdir(root):
-        raise ValueError(f"project directory {project_dir} does not exist")
+        raise SandboxError(f"the project directory {project_dir} does not exist")
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
             for name in sorted(filenames):
                 path = os.path.join(dirpath, name)
-                if os.path.isfile(path) and not os.path.islink(path) and not name.endswith(".pyc"):
+                if not os.path.isfile(path) or os.path.islink(path) or name.endswith(".pyc"):
+                    continue
+                try:
                     tar.add(path, arcname=os.path.relpath(path, root), recursive=False)
+                except FileNotFoundError:
+                    continue  # removed while the project was packed (an editor's or a tool's temporary file)
+                except OSError as exc:
+                    raise SandboxError(
+                        f"cannot read {path} to copy the project into the sandbox ({exc.strerror or exc})"
+                    ) from None
         for name, text in (extra or {}).items():
             data = text.encode("utf-8")
             info = tarfile.TarInfo(name)

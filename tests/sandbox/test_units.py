@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import struct
+import tarfile
 
-from sandbox.api import Limits, TestCase
+import pytest
+
+from sandbox.api import Limits, SandboxError, TestCase
 from sandbox.harness.child import parse_record, record_bytes
 from sandbox.harness.main import classify, to_json
-from sandbox.protocol import Demux, assemble, prepare
+from sandbox.protocol import Demux, _pack_project, assemble, prepare
 
 LIMITS = {"timeout_s": 1.0, "memory_mb": 64, "output_bytes": 100, "workdir_mb": 8}
 
@@ -69,3 +73,25 @@ def test_a_dead_harness_turns_into_errors_not_passes() -> None:
     assert outcome.recycle and not outcome.complete and outcome.fault is None
     crashed = assemble(job, b"", b"Traceback ...\nKeyError: 'kind'\n")
     assert crashed.fault and "KeyError" in crashed.fault
+
+
+def test_packing_a_project_skips_a_file_removed_meanwhile_and_names_an_unreadable_one(tmp_path, monkeypatch) -> None:
+    (tmp_path / "calc.py").write_text("x = 1\n")
+    (tmp_path / "4913").write_text("")  # vim's probe file, gone by the time it is read
+    real_add = tarfile.TarFile.add
+
+    def add(self, name, *args, **kwargs):
+        if name.endswith("4913"):
+            raise FileNotFoundError(2, "No such file or directory")
+        if name.endswith("secret.py"):
+            raise PermissionError(13, "Permission denied")
+        return real_add(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(tarfile.TarFile, "add", add)
+    with tarfile.open(fileobj=io.BytesIO(_pack_project(str(tmp_path), 64)), mode="r:gz") as tar:
+        assert tar.getnames() == ["calc.py"]
+    (tmp_path / "secret.py").write_text("")
+    with pytest.raises(SandboxError, match=r"cannot read .*secret.py to copy the project .*Permission denied"):
+        _pack_project(str(tmp_path), 64)
+    with pytest.raises(SandboxError, match="the project directory .*/typo does not exist"):
+        _pack_project(str(tmp_path / "typo"), 64)
