@@ -17,6 +17,7 @@ from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import BLOCK, FUNCTIONS, SEARCH_REPLACE, apply_reply, syntax_error
 from assistant.debug.fix_file import best_turn
+from assistant.debug.line_text import source_lines
 from assistant.debug.localize import Span, implicated, spans, spans_if_parsed
 from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines, scored_lines
 from assistant.debug.test_code import test_source
@@ -49,7 +50,7 @@ def changed_functions(before: str, after: str) -> list[str]:
         old, new = spans(before), spans(after)
     except SyntaxError:
         return []
-    old_lines, new_lines = before.splitlines(), after.splitlines()
+    old_lines, new_lines = source_lines(before), source_lines(after)
     old_code = {s.qualname: old_lines[s.start - 1 : s.end] for s in old if s.kind != "class"}
     return [s.qualname for s in new if s.kind != "class" and old_code.get(s.qualname) != new_lines[s.start - 1 : s.end]]
 

@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from assistant.debug.failures import Failure
 from assistant.debug.fix_rank import ranked
 from assistant.debug.insert_edits import BROAD, INSERT
+from assistant.debug.line_text import source_lines
 from assistant.debug.localize import Span
 from assistant.debug.search_settings import SearchSettings
 from assistant.debug.small_edits import LATE, ORDER, SmallEdit, paired, small_edits
@@ -100,7 +101,7 @@ HEADER = ("def ", "async def ", "class ", "@")
 def headers_last(source: str, lines: Iterable[int]) -> list[int]:
     """`lines` with the `def`/`class`/decorator lines moved to the end: a default argument moved by
     one can pass the tests and still be the wrong fix, so the bodies are tried first."""
-    text = source.splitlines()
+    text = source_lines(source)
     order = list(dict.fromkeys(lines))
     header = [n for n in order if 1 <= n <= len(text) and text[n - 1].lstrip().startswith(HEADER)]
     return [n for n in order if n not in header] + header
@@ -242,7 +243,7 @@ def block_of(source: str, edit: SmallEdit) -> str:
 
 
 def _block(source: str, edit: SmallEdit) -> str:
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source, keepends=True)
     at, before, after = edit.line - 1, 0, 0
     while True:
         old = "".join(lines[at - before : at + after + 1])

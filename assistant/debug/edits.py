@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from assistant.debug.line_marks import unmark
+from assistant.debug.line_text import source_lines
 from assistant.debug.localize import spans
 from assistant.messages import extract
 from sandbox import pyast
@@ -105,7 +106,7 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
         tree = pyast.parse(code)
     except SyntaxError as exc:
         return EditResult(None, f"the reply's code does not parse (line {exc.lineno}: {exc.msg})")
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source, keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     existing = spans(source)
@@ -210,8 +211,8 @@ def apply_search_replace(source: str, reply: str) -> EditResult:
         elif count > 1:
             return EditResult(None, f"the SEARCH part of block {number} matches {count} places; include more lines")
         else:
-            lines = source.splitlines(keepends=True)
-            wanted = search.splitlines(keepends=True)
+            lines = source_lines(source, keepends=True)
+            wanted = source_lines(search, keepends=True)
             while wanted and not wanted[-1].strip():
                 wanted.pop()
             starts = _loose_find(lines, wanted)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from assistant.debug.line_text import source_lines
 from assistant.debug.localize import Span
 from sandbox import pyast
 
@@ -69,7 +70,7 @@ def _class(node: ast.ClassDef, lines: list[str], keep: list[Span], detail: int) 
 
 def render(source: str, keep: list[Span], detail: int = OUTLINE) -> str:
     """`source` with the spans in `keep` in full and the rest at `detail`."""
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source, keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     out: list[str] = []

@@ -12,6 +12,7 @@ import io
 import re
 import tokenize
 
+from assistant.debug.line_text import source_lines
 from assistant.debug.localize import Span
 
 MARK = "  # <- suspicious"
@@ -44,7 +45,7 @@ def mark(source: str, lines: tuple[int, ...]) -> str:
     """`source` with `MARK` after each of `lines` (1-based)."""
     if not lines:
         return source
-    out = source.splitlines(keepends=True)
+    out = source_lines(source, keepends=True)
     for n in lines:
         if 0 < n <= len(out):
             text = out[n - 1]

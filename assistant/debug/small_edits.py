@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Collection, Iterable, Iterator
 
 from assistant.debug.insert_edits import BROAD, INSERT, TARGETED, file_facts, insertions
-from assistant.debug.line_text import segment, splice, wrapped
+from assistant.debug.line_text import segment, source_lines, splice, wrapped
 from sandbox import pyast
 
 NEAR = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}  # tried first
@@ -65,7 +65,7 @@ def paired(source: str, first: SmallEdit, second: SmallEdit) -> SmallEdit | None
     """Both edits at once (on two different lines of `source`), or None when they share a line."""
     if first.line == second.line or first.also or second.also:
         return None
-    text = source.splitlines(keepends=True)
+    text = source_lines(source, keepends=True)
     text[first.line - 1], text[second.line - 1] = first.after, second.after
     return SmallEdit(first.line, first.before, first.after, "".join(text), "pair", (second,))
 
@@ -244,7 +244,7 @@ def small_edits(
         tokens = _tokens(source)
     except (SyntaxError, tokenize.TokenError):
         return
-    text = source.splitlines(keepends=True)
+    text = source_lines(source, keepends=True)
     on_line: dict[int, list[ast.AST]] = {}
     for node in ast.walk(tree):
         if hasattr(node, "lineno"):

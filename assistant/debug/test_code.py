@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from assistant.debug.line_text import source_lines
 from sandbox import pyast
 
 
@@ -35,7 +36,7 @@ def test_source(project_dir: str | Path | None, node_id: str, max_lines: int = 3
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ""
     start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-    lines = text.splitlines()[start - 1 : node.end_lineno]
+    lines = source_lines(text)[start - 1 : node.end_lineno]
     indent = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
     lines = [ln[indent:] for ln in lines]
     if len(lines) > max_lines:
