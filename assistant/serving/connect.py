@@ -10,7 +10,7 @@ The server's process lifecycle is `assistant.serving.server`; the registry's lay
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from assistant.serving import adapters, llama_server, models
 from assistant.serving.chat import ChatClient
@@ -138,6 +138,16 @@ def engine_fields(api_base: str, name: str, server: ServerSettings) -> dict | No
     if not llama_server.is_llama(url):
         return None
     return llama_server.lora_request(llama_server.loaded_loras(url), name, server.llama.lora_scale)
+
+
+def engine_of(client: Any) -> str | None:
+    """ "llama.cpp" for a client of a llama-server; None otherwise (vLLM, a provider, a test's
+    fake). Stored with evaluation sessions, so that a rerun on another engine (another number
+    type, a quantized GGUF) never counts one engine's sessions as another's."""
+    api_base = getattr(client, "api_base", None)
+    if not api_base:
+        return None
+    return "llama.cpp" if llama_server.is_llama(str(api_base).removesuffix("/v1")) else None
 
 
 def hot_notice(model: str, promoted: str) -> str:

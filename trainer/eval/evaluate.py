@@ -30,6 +30,7 @@ from assistant.loop.collect import collect
 from assistant.loop.prompts import wording_for
 from assistant.loop.session import Session
 from assistant.problems.schema import Problem
+from assistant.serving.connect import engine_of
 from assistant.settings import DEFAULT_FEEDBACK_WORDING, EvalSection, LoopSettings
 from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord
 from assistant.store.trajectory_db import Store
@@ -131,6 +132,9 @@ def evaluate(
         jobs = [(p, None) for p in problems]
     to_run = [p for p, _ in jobs]
     meta = sampling_meta(loop, getattr(client, "base_model", None))
+    engine = engine_of(client)
+    if engine:  # only when known, so that sessions stored before it was recorded still match
+        meta = {"eval": {**meta["eval"], "engine": engine}}
     run = collect(
         to_run,
         client,

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence, Unpack
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop import prompts
 from assistant.loop.recorder import record
+from assistant.serving.connect import engine_of
 from assistant.settings import EvalSection, LoopSettings
 from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
 from assistant.store.trajectory_db import Store
@@ -53,8 +54,11 @@ def loop_settings(loop: LoopSettings, turns: int, bench: BenchmarkSection) -> Lo
     return out
 
 
-def session_meta(item: RepairItem, arm: str, wording_name: str, loop: LoopSettings) -> dict[str, Any]:
-    """What makes two repair sessions interchangeable (besides the model and the problem)."""
+def session_meta(
+    item: RepairItem, arm: str, wording_name: str, loop: LoopSettings, engine: str | None = None
+) -> dict[str, Any]:
+    """What makes two repair sessions interchangeable (besides the model and the problem);
+    `engine` (`connect.engine_of`) only when known, so earlier sessions without it still match."""
     return {
         "repair": {
             "item": item.id,
@@ -64,6 +68,7 @@ def session_meta(item: RepairItem, arm: str, wording_name: str, loop: LoopSettin
             "buggy": hashlib.sha256(item.buggy_program.encode()).hexdigest()[:16],
             "turns": loop.turns,
             **loop_sampling(loop),
+            **({"engine": engine} if engine else {}),
         }
     }
 
@@ -152,7 +157,8 @@ def run_repair(
     turn_for = {"feedback": None, "blind": lambda _feedback: text}
     arms = [a for a in ARMS if blind or a == "feedback"]
     model = client.display_name
-    metas = {(item.id, arm): session_meta(item, arm, chosen, loop) for item in items for arm in arms}
+    engine = engine_of(client)
+    metas = {(item.id, arm): session_meta(item, arm, chosen, loop, engine) for item in items for arm in arms}
     reused = {}
     if store is not None:
         found = (

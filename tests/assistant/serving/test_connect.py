@@ -65,3 +65,34 @@ def test_resolve_client_loads_a_registered_version_on_demand(tiny_server, tmp_pa
         import shutil
 
         shutil.rmtree(registered)
+
+
+def test_the_engine_stored_with_eval_sessions_is_known_by_the_servers_own_answer() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    from types import SimpleNamespace
+
+    from assistant.serving.connect import engine_of
+
+    class Props(BaseHTTPRequestHandler):
+        llama = True
+
+        def do_GET(self) -> None:  # llama-server answers /props, vLLM does not
+            self.send_response(200 if self.llama and self.path == "/props" else 404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    class NotLlama(Props):
+        llama = False
+
+    for handler, expected in ((Props, "llama.cpp"), (NotLlama, None)):
+        httpd = HTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        try:
+            client = SimpleNamespace(api_base=f"http://127.0.0.1:{httpd.server_port}/v1")
+            assert engine_of(client) == expected
+        finally:
+            httpd.shutdown()
+    assert engine_of(SimpleNamespace(api_base=None)) is None  # a provider model

@@ -1,0 +1,18 @@
+"""What makes two repair sessions interchangeable on a rerun: the engine that served them, when known."""
+
+from __future__ import annotations
+
+from assistant.settings import LoopSettings
+from tests.trainer.trainer_fakes import add_problem
+from trainer.repair.items import RepairItem
+from trainer.repair.repair_run import session_meta
+
+
+def test_sessions_of_another_engine_do_not_match_and_an_unknown_engine_matches_as_before() -> None:
+    item = RepairItem("add#m0", add_problem(), "def add(a, b):\n    return a - b\n")
+    loop = LoopSettings()
+    before = session_meta(item, "feedback", "default", loop)
+    assert "engine" not in before["repair"]  # as sessions stored before the engine was recorded
+    assert session_meta(item, "feedback", "default", loop, None) == before
+    llama = session_meta(item, "feedback", "default", loop, "llama.cpp")
+    assert llama != before and llama["repair"] == {**before["repair"], "engine": "llama.cpp"}
