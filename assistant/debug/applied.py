@@ -20,7 +20,7 @@ from pathlib import Path
 
 from assistant.debug.fix_file import backup_path, read_text
 from assistant.errors import UserError
-from assistant.jsonl_log import append_row, read_rows
+from assistant.store.jsonl_log import append_row, read_rows
 
 JOURNAL = "applied.jsonl"
 

@@ -22,11 +22,11 @@ from typing import Any, Callable
 from filelock import FileLock
 
 from assistant.errors import UserError
-from assistant.jsonl_log import append_row, read_rows
 from assistant.serving import llama_server, models
 from assistant.serving.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
 from assistant.settings import PathsSettings, Settings
 from assistant.store import atomic
+from assistant.store.jsonl_log import append_row, read_rows
 from trainer.release.merge import merge_adapter, merged_dir
 
 GATE = "gate.json"

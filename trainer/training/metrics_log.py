@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.jsonl_log import append_row, read_rows
 from assistant.loop.progress_lines import about
+from assistant.store.jsonl_log import append_row, read_rows
 from trainer.training.reward import SandboxReward
 
 Progress = Callable[[str], None]

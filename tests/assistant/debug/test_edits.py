@@ -126,6 +126,8 @@ def test_a_bare_def_shared_by_several_methods_goes_to_the_shown_one() -> None:
 
 
 def test_a_form_feed_above_the_function_does_not_shift_the_lines_replaced() -> None:
-    source = "import os\n\x0c\n# page two\u2028still a comment\ndef f(x):\n    return x - 1\n\n\ndef g():\n    return 2\n"
+    source = (
+        "import os\n\x0c\n# page two\u2028still a comment\ndef f(x):\n    return x - 1\n\n\ndef g():\n    return 2\n"
+    )
     result = apply_reply(source, "```python\ndef f(x):\n    return x + 1\n```", FUNCTIONS)
     assert result.error is None and result.source == source.replace("x - 1", "x + 1")

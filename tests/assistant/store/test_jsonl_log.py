@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assistant.jsonl_log import append_row, read_rows
+from assistant.store.jsonl_log import append_row, read_rows
 
 
 def test_rows_come_back_in_order_and_a_missing_log_is_empty(tmp_path: Path) -> None:
