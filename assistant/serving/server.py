@@ -252,18 +252,21 @@ def _start_once(
     label = "llama.cpp" if engine == "llama.cpp" else "vLLM"
     deadline = time.monotonic() + server.startup_timeout_s
     started = time.monotonic()
-    while not healthy(info.url, timeout=1.0):
-        code = proc.poll()
-        if code is not None:
-            raise ServerError(
-                f"the {label} server exited during start-up (code {code}): {last_error(log)}; full log at {log}"
-            )
-        if time.monotonic() > deadline:
-            stop_process(proc)
-            raise ServerError(
-                f"the {label} server did not become healthy within {server.startup_timeout_s:g} s; log at {log}"
-            )
-        time.sleep(0.5)
+    try:
+        while not healthy(info.url, timeout=1.0):
+            code = proc.poll()
+            if code is not None:
+                raise ServerError(
+                    f"the {label} server exited during start-up (code {code}): {last_error(log)}; full log at {log}"
+                )
+            if time.monotonic() > deadline:
+                raise ServerError(
+                    f"the {label} server did not become healthy within {server.startup_timeout_s:g} s; log at {log}"
+                )
+            time.sleep(0.5)
+    except BaseException:  # Ctrl-C included: a server is never left starting with no record to stop it by
+        stop_process(proc)
+        raise
     record(info, _state_file(paths))
     progress(f"{label} ready on {served} in {time.monotonic() - started:.0f} s")
     return info, proc
@@ -378,8 +381,32 @@ def stop_process(proc_or_pid: subprocess.Popen | int, grace_s: float = 15.0) -> 
         pass
 
 
+def _recorded(paths: PathsSettings) -> ServerInfo | None:
+    """The server the state file names, whether or not it answers."""
+    try:
+        return ServerInfo(**json.loads(_state_file(paths).read_text()))
+    except (FileNotFoundError, ValueError, TypeError):
+        return None
+
+
+def _runs_as_recorded(info: ServerInfo) -> bool:
+    """Whether process `info.pid` is still the server started with `info.argv` (not a process
+    that reuses the pid after the server ended)."""
+    try:
+        cmdline = Path(f"/proc/{info.pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return bool(info.argv) and [a.decode(errors="replace") for a in cmdline[: len(info.argv)]] == info.argv
+
+
 def stop(paths: PathsSettings) -> ServerInfo | None:
+    """Stop the recorded server (one that no longer answers too, while its process runs as
+    recorded) and drop its record; the server stopped, or None."""
     info = running(paths)
+    if info is None:
+        info = _recorded(paths)
+        if info is not None and not _runs_as_recorded(info):
+            info = None
     if info is not None:
         stop_process(info.pid)
     _state_file(paths).unlink(missing_ok=True)

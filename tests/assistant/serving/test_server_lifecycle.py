@@ -1,0 +1,77 @@
+"""A server's process and its record stay in step: Ctrl-C while it starts leaves nothing running,
+and `cobalt serve --stop` stops a recorded server that no longer answers, never a process that
+only reuses its pid."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assistant.serving import server
+from tests.conftest import free_port
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)", "--port"]
+
+
+def _gone(proc: subprocess.Popen, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_ctrl_c_while_the_server_starts_stops_it(
+    home_config: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[subprocess.Popen] = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    def interrupted(url: str, timeout: float = 2.0) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(server.subprocess, "Popen", Recorded)
+    monkeypatch.setattr(server, "healthy", interrupted)
+    argv = [*SLEEPER, str(free_port())]
+    log = tmp_path / "s.log"
+    with pytest.raises(KeyboardInterrupt):
+        server._start_once(home_config.server, home_config.paths, (argv, {}), "tiny", tmp_path, log, print, None)
+    (proc,) = started
+    assert _gone(proc) and not (home_config.paths.data_dir / "server.json").exists()
+
+
+def _record(home_config: Any, proc: subprocess.Popen, argv: list[str]) -> None:
+    info = server.ServerInfo(proc.pid, "127.0.0.1", free_port(), "tiny", "/m", "/l", argv=argv)
+    server.record(info, home_config.paths.data_dir / "server.json")
+
+
+def test_stop_stops_a_recorded_server_that_does_not_answer(home_config: Any) -> None:
+    argv = [*SLEEPER, "1"]
+    proc = subprocess.Popen(argv, start_new_session=True)
+    try:
+        _record(home_config, proc, argv)
+        assert server.running(home_config.paths) is None  # it does not answer /health
+        assert server.stop(home_config.paths).pid == proc.pid
+        assert _gone(proc) and not (home_config.paths.data_dir / "server.json").exists()
+    finally:
+        proc.kill()
+
+
+def test_stop_leaves_a_process_that_only_reuses_the_recorded_pid(home_config: Any) -> None:
+    other = subprocess.Popen([*SLEEPER, "2"], start_new_session=True)
+    try:
+        _record(home_config, other, ["/opt/llama-server", "--port", "8011"])  # the pid now runs another program
+        assert server.stop(home_config.paths) is None
+        assert other.poll() is None and not (home_config.paths.data_dir / "server.json").exists()
+    finally:
+        other.kill()
