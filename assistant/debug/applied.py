@@ -121,11 +121,14 @@ def _pending(entries: list[dict]) -> list[dict]:
     return pending
 
 
-def undo_last(journal_dir: Path) -> str:
-    """Restore the file of the last applied change that is not undone yet; one sentence back."""
+def undo_last(journal_dir: Path, file: Path | None = None) -> str:
+    """Restore the file of the last applied change that is not undone yet (of `file` only, when
+    given: a TUI debug session undoes its own file's fix, never another's); one sentence back."""
     pending = _pending(read_rows(journal_dir / JOURNAL))
+    if file is not None:
+        pending = [e for e in pending if e["file"] == str(Path(file).resolve())]
     if not pending:
-        raise UserError("there is no applied change to undo")
+        raise UserError(f"there is no applied change{f' to {file}' if file is not None else ''} to undo")
     last = pending[-1]
     file, backup = Path(last["file"]), Path(last["backup"])
     if not backup.exists():

@@ -41,10 +41,11 @@ class DebugActions:
         self.notify(f"Wrote {c.debug_file} (backup {backup.name}); ctrl+z undoes it.", title="Fix applied", timeout=8)  # type: ignore[attr-defined]
 
     def action_undo_fix(self) -> None:
-        if self.controller.debug_file is None:
+        c = self.controller
+        if c.debug_file is None:
             return
         try:
-            message = undo_last(journal_dir(self.controller.services.settings.paths.data_dir))
+            message = undo_last(journal_dir(c.services.settings.paths.data_dir), c.debug_file)
         except UserError as exc:
             self.notify(str(exc), title="Nothing undone", severity="warning", timeout=8)  # type: ignore[attr-defined]
             return

@@ -87,3 +87,17 @@ def test_the_written_file_keeps_its_mode(tmp_path: Path) -> None:
     os.chmod(file, 0o640)
     apply_change(file, "c = 2\n", tmp_path / "j")
     assert file.stat().st_mode & 0o777 == 0o640
+
+
+def test_an_undo_of_one_file_leaves_another_files_later_fix(tmp_path: Path) -> None:
+    journal = tmp_path / "j"
+    first = _file(tmp_path, b"a = 1\n")
+    (tmp_path / "other").mkdir()
+    second = tmp_path / "other" / "b.py"
+    second.write_text("b = 1\n")
+    apply_change(first, "a = 2\n", journal)
+    apply_change(second, "b = 2\n", journal)  # the latest fix is the other file's
+    assert undo_last(journal, first) == f"restored {first} as it was before the fix"
+    assert (first.read_text(), second.read_text()) == ("a = 1\n", "b = 2\n")
+    with pytest.raises(UserError, match=f"no applied change to {first} to undo"):
+        undo_last(journal, first)
