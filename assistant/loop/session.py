@@ -105,13 +105,14 @@ def run_public_and_hidden(
     union = problem.all_tests()
     result = sandbox.run(program, union, problem.kind)
     _check(result)
+    marks = {"tampered": result.tampered, "flags": list(result.flags)}  # the whole run's, on both halves
     if len(result.tests) != len(union):  # e.g. a compile error reported without per-test results
-        empty = RunResult(tests=[], compile_error=result.compile_error or "the program could not be run")
+        empty = RunResult(tests=[], compile_error=result.compile_error or "the program could not be run", **marks)
         return empty, empty
     by_key = {_key(t): r for t, r in zip(union, result.tests)}
 
     def subset(tests: list[TestCase]) -> RunResult:
-        return RunResult(tests=[by_key[_key(t)] for t in tests], compile_error=result.compile_error)
+        return RunResult(tests=[by_key[_key(t)] for t in tests], compile_error=result.compile_error, **marks)
 
     return subset(problem.public_tests), subset(problem.hidden_tests)
 

@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 
 from assistant.loop import feedback, prompts, recorder
-from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
+from assistant.loop.session import (
+    ProgramExtracted,
+    Session,
+    SessionEnded,
+    TokenStreamed,
+    TurnFinished,
+    TurnStarted,
+    run_public_and_hidden,
+)
 from assistant.settings import LoopSettings
 from assistant.store.trajectory import MODEL_ERROR, PASSED, RUNNING, SANDBOX_ERROR, UNSOLVED
 from assistant.store.trajectory_db import Store
@@ -29,6 +37,7 @@ from tests.assistant.loop_fakes import (
     sum_problem,
     wait_for_stored_turns,
 )
+from tests.sandbox import hostile
 
 pytestmark = pytest.mark.docker
 REPO = Path(__file__).resolve().parents[3]
@@ -246,3 +255,10 @@ def test_sigkill_mid_turn_leaves_a_readable_store_with_every_finished_turn(tmp_p
         (record,) = store.sessions(with_turns=True)
         assert record.status == RUNNING and [t.index for t in record.turns] == [0, 1]
         assert [t.program for t in record.turns] == [WRONG_SUM + "\n", "print(-1)\n"]
+
+
+@pytest.mark.parametrize("sanitize", [False, True])
+def test_a_forged_run_stays_tampered_and_flagged_in_both_halves(sandbox: Any, sanitize: bool) -> None:
+    public, hidden = run_public_and_hidden(sandbox, add_problem(), hostile.FORGE_RECORD, sanitize=sanitize)
+    assert public.tampered and hidden.tampered and public.flags and hidden.flags == public.flags
+    assert public.pass_rate == hidden.pass_rate == 0.0
