@@ -21,7 +21,7 @@ PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3"})
 STOP_TAGS = PYTHON_TAGS - {""}
 # An opening fence at the start of a line, an optional tag, then everything up to a
 # closing fence at the start of a line. An unclosed block is not a block.
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
+_FENCE = re.compile(r"^([ \t]*)```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 
 
 def after_thinking(reply: str) -> str:
@@ -32,9 +32,17 @@ def after_thinking(reply: str) -> str:
     return reply
 
 
+def _unindented(code: str, indent: str) -> str:
+    """`code` of a fence indented by `indent` (inside a list item): each line without that prefix."""
+    if not indent:
+        return code
+    return "".join(line[len(indent) :] if line.startswith(indent) else line for line in code.splitlines(keepends=True))
+
+
 def blocks(reply: str) -> list[tuple[str, str]]:
-    """Every closed fenced block as (lowercased tag, code), in order."""
-    return [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(reply)]
+    """Every closed fenced block as (lowercased tag, code), in order; the code of an indented
+    fence loses the fence's indentation."""
+    return [(m.group(2).lower(), _unindented(m.group(3), m.group(1))) for m in _FENCE.finditer(reply)]
 
 
 def python_blocks(reply: str) -> list[str]:
@@ -61,7 +69,7 @@ def answer_end(text: str) -> int | None:
     elif THINK_START in text:
         return None
     for match in _FENCE.finditer(text, start):
-        if match.group(1).lower() in STOP_TAGS and match.group(2).strip():
+        if match.group(2).lower() in STOP_TAGS and match.group(3).strip():
             return match.end()
     return None
 

@@ -94,3 +94,13 @@ def test_a_reply_cut_at_the_closing_fence_gives_the_same_program(reply: str) -> 
 def test_the_stop_does_not_cut_an_open_answer(prefix: str) -> None:
     assert extract.answer_end(prefix) is None
     assert extract.cut_at_answer(prefix) == prefix
+
+
+def test_a_fence_indented_in_a_list_item_gives_its_code_without_that_indentation() -> None:
+    reply = (
+        "1. Fix the loop:\n\n   ```python\n   def f(xs):\n       for x in xs:\n           yield x\n   ```\n2. Done.\n"
+    )
+    assert extract.code(reply) == "def f(xs):\n    for x in xs:\n        yield x\n"
+    assert extract.answer_end(reply) == reply.index("2. Done.") - 1
+    flush = "```python\n    return 1\n```"  # an unindented fence keeps its code's own indentation
+    assert extract.code(flush) == "    return 1\n"
