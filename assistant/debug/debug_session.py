@@ -17,7 +17,6 @@ from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, TurnView, build
 from assistant.debug.edits import BLOCK, FUNCTIONS, SEARCH_REPLACE, apply_reply, syntax_error
 from assistant.debug.fix_file import best_turn
-from assistant.debug.line_text import source_lines
 from assistant.debug.localize import Span, implicated, spans, spans_if_parsed
 from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines, scored_lines
 from assistant.debug.test_code import test_source
@@ -29,6 +28,7 @@ from assistant.problems.schema import Problem
 from assistant.settings import DebugSettings, LoopSettings
 from assistant.store.trajectory import Turn
 from sandbox.api import Limits, RunResult
+from sandbox.pyast import source_lines
 
 EDIT_FAILED = "Your previous edit could not be applied: {why}. The file is unchanged; here it is again."
 STILL_FAILS = "Your previous edit was applied and {passed} tests pass now ({before} before), but a test still fails."

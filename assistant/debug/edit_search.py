@@ -30,12 +30,12 @@ from typing import Callable, Iterable, Iterator, Sequence
 from assistant.debug.failures import Failure
 from assistant.debug.fix_rank import ranked
 from assistant.debug.insert_edits import BROAD, INSERT
-from assistant.debug.line_text import source_lines
 from assistant.debug.localize import Span
 from assistant.debug.search_settings import SearchSettings
 from assistant.debug.small_edits import LATE, ORDER, SmallEdit, paired, small_edits
 from assistant.loop.candidates import passed_count
 from sandbox.api import RunResult
+from sandbox.pyast import source_lines
 
 PAIRED = 4  # partial fixes kept and tried in pairs (at most 6 pairs)
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from assistant.debug.line_marks import unmark
-from assistant.debug.line_text import source_lines
 from assistant.debug.localize import spans
 from assistant.messages import extract
 from sandbox import pyast
+from sandbox.pyast import source_lines
 
 FUNCTIONS, SEARCH_REPLACE, WHOLE_FILE = "functions", "search_replace", "whole_file"
 BLOCK = re.compile(

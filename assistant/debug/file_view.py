@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 
-from assistant.debug.line_text import source_lines
 from assistant.debug.localize import Span
 from sandbox import pyast
+from sandbox.pyast import source_lines
 
 OUTLINE, SIGNATURES, KEPT_ONLY = 2, 1, 0
 SHORT_STATEMENT = 3  # lines: a longer constant is shown as `NAME = ...`

@@ -12,8 +12,8 @@ import io
 import re
 import tokenize
 
-from assistant.debug.line_text import source_lines
 from assistant.debug.localize import Span
+from sandbox.pyast import source_lines
 
 MARK = "  # <- suspicious"
 _MARKED = re.compile(r"[ \t]*# <- suspicious[ \t]*$", re.MULTILINE)

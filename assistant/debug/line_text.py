@@ -26,11 +26,3 @@ def wrapped(text: str, node: ast.AST) -> str:
     """`text` (the source of `node`) in parentheses unless it is one operand already."""
     simple = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript))
     return text if simple else f"({text})"
-
-
-def source_lines(text: str, keepends: bool = False) -> list[str]:
-    """The lines of `text` as Python numbers them (`ast`'s `lineno`): split at `\\n` only, where
-    `str.splitlines` also splits at a form feed, `\\x1c`-`\\x1e`, `\\x85` and U+2028/2029."""
-    lines = text.split("\n")
-    out = [line + "\n" for line in lines[:-1]] if keepends else lines[:-1]
-    return out + [lines[-1]] if lines[-1] else out

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Collection, Iterable, Iterator
 
 from assistant.debug.insert_edits import BROAD, INSERT, TARGETED, file_facts, insertions
-from assistant.debug.line_text import segment, source_lines, splice, wrapped
+from assistant.debug.line_text import segment, splice, wrapped
 from sandbox import pyast
+from sandbox.pyast import source_lines
 
 NEAR = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}  # tried first
 COMPARE = ("<", "<=", ">", ">=", "==", "!=")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from assistant.debug.line_text import source_lines
 from sandbox import pyast
+from sandbox.pyast import source_lines
 
 
 def test_source(project_dir: str | Path | None, node_id: str, max_lines: int = 30, line: int | None = None) -> str:
