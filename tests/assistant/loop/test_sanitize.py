@@ -50,3 +50,17 @@ def test_a_wrong_assert_of_the_models_own_no_longer_fails_the_run(sandbox) -> No
     public, hidden = run_public_and_hidden(sandbox, problem, ANSWER)
     assert not raw_public.all_passed and not raw_hidden.all_passed
     assert public.all_passed and hidden.all_passed
+
+
+def test_a_table_the_answer_reads_is_kept_and_a_shared_line_stays_whole() -> None:
+    program = (
+        "import sys; sys.setrecursionlimit(10000)\n"
+        "def sieve(n):\n    return [k for k in range(2, n) if all(k % d for d in range(2, k))]\n"
+        "PRIMES = sieve(50)\n"
+        "def nth_prime(k):\n    return PRIMES[k]\n"
+        "example = nth_prime(0)\n"
+        "print(example)\n"
+    )
+    kept = sanitize(program)
+    assert kept.splitlines()[:6] == program.splitlines()[:6]  # the import's line, the table nth_prime reads
+    assert kept.splitlines()[6:] == ["", ""]  # an example call of the answer and a print: cut
