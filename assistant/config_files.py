@@ -35,6 +35,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} does not exist") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {path} cannot be read ({exc.strerror or exc})") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -14,6 +14,14 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 
+def port_number(text: str) -> int:
+    """A TCP port (1-65535) given on the command line."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (1-65535)")
+    return value
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

@@ -225,8 +225,11 @@ class PathsSettings(Section):
                 else Path(_env_dir("XDG_CACHE_HOME") or Path.home() / ".cache") / "cobalt"
             )
         self.data_dir, self.cache_dir = self.data_dir.expanduser(), self.cache_dir.expanduser()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        for folder in (self.data_dir, self.cache_dir):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a ValueError becomes the settings' one-sentence error
+                raise ValueError(f"cannot create {folder} ({exc.strerror or exc})") from None
         return self
 
 

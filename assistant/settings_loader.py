@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from assistant.config_files import REPO_CONFIGS, describe, read_yaml
 from assistant.errors import ConfigError, UserError
@@ -54,6 +55,8 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
         settings = Settings(**data)
     except ValidationError as exc:
         raise ConfigError(describe(exc)) from None
+    except SettingsError as exc:  # a COBALT__* variable that does not parse as its setting's type
+        raise ConfigError(f"{exc}; a list or mapping setting takes JSON, e.g. '[0.2, 0.6]'") from None
     for point in entry_points(group=SECTION_CHECKS):
         try:
             point.load()(getattr(settings, point.name))

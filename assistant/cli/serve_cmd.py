@@ -11,6 +11,7 @@ import json
 import signal
 from typing import TYPE_CHECKING, Any
 
+from assistant.console import port_number
 from assistant.runtime import before_serve
 from assistant.serving import server
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("serve", help="serve the configured model (llama.cpp on CPU, vLLM on GPU; server.engine)")
     parser.add_argument("--model", help="model name or checkpoint directory (default: config model.name)")
-    parser.add_argument("--port", type=int, help="port (default: config server.port)")
+    parser.add_argument("--port", type=port_number, help="port (default: config server.port)")
     parser.add_argument(
         "--adapter",
         choices=["base"],

@@ -131,3 +131,16 @@ def test_class_defaults_match_the_shipped_yaml(monkeypatch: pytest.MonkeyPatch) 
     for name in [n for n in os.environ if n.upper().startswith("COBALT__")]:
         monkeypatch.delenv(name)
     assert Settings().model_dump() == load_settings().model_dump()
+
+
+def test_unreadable_settings_are_one_sentence(tmp_path: Path) -> None:
+    listed = run_cli("models", "list", home=tmp_path, extra_env={"COBALT__LOOP__TEMPERATURE": "0.2,0.6"})
+    assert_one_sentence(listed, "a list or mapping setting takes JSON")
+    assert_one_sentence(run_cli("--config", str(tmp_path), "models", "list", home=tmp_path), "cannot be read")
+    (tmp_path / "a-file").write_text("")
+    assert_one_sentence(run_cli("models", "list", home=tmp_path / "a-file" / "home"), "cannot create")
+
+
+def test_a_port_out_of_range_is_refused_by_the_parser(tmp_path: Path) -> None:
+    proc = run_cli("serve", "--port", "70000", "--detach", home=tmp_path)
+    assert proc.returncode == 2 and "'70000' is not a port (1-65535)" in proc.stderr and "Traceback" not in proc.stderr
