@@ -130,9 +130,21 @@ def parse_jsonl(text: str, where: str) -> list[Problem]:
 
 
 def from_record(record: Any, where: str, number: int = 0) -> Problem:
-    """Recognise a record's shape by its keys and convert it."""
+    """Recognise a record's shape by its keys and convert it; a record that does not fit its shape
+    (a field missing or of another type, test code that is not Python) is one sentence."""
     if not isinstance(record, dict):
         raise ProblemError(f"{where}: a record must be a JSON object")
+    try:
+        return _converted(record, where, number)
+    except KeyError as exc:
+        raise ProblemError(f"{where}: the record lacks the field {exc}") from None
+    except SyntaxError as exc:
+        raise ProblemError(f"{where}: the record's test code is not Python (line {exc.lineno}: {exc.msg})") from None
+    except (TypeError, AttributeError) as exc:
+        raise ProblemError(f"{where}: a field of the record has the wrong type ({exc})") from None
+
+
+def _converted(record: dict[str, Any], where: str, number: int) -> Problem:
     if isinstance(record.get("cobalt"), dict) and "problem" in record["cobalt"]:
         return Problem.from_dict(record["cobalt"]["problem"], where, check_paths=False)
     if "task_id" in record and "test" in record and "entry_point" in record:

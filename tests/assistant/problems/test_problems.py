@@ -273,3 +273,16 @@ def test_reference_records_import_as_problems() -> None:
     }
     p = from_record(record, "ref")
     assert (p.statement, len(p.public_tests), len(p.hidden_tests)) == ("Add.", 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("record", "fragment"),
+    [
+        ({"task_id": "X/1", "entry_point": "f", "test": "int main() { return 0; }"}, "test code is not Python"),
+        ({"task_id": "X/1", "entry_point": "f", "test": "def check(candidate):\n    assert candidate(1)\n"}, "prompt"),
+    ],
+)
+def test_a_record_that_does_not_fit_its_shape_is_one_sentence(record: dict, fragment: str) -> None:
+    with pytest.raises(ProblemError, match="^f.jsonl:3: ") as err:
+        from_record(record, "f.jsonl:3")
+    assert fragment in str(err.value) and "\n" not in str(err.value)
