@@ -104,7 +104,7 @@ def build(
     )
     progress(f"selected {len(chosen.train)} training prompts from {stats.counts['tasks']} tasks")
     if perturb and ds.perturb_fraction > 0 and sandbox is not None:
-        plans = context.choose(chosen.train, ds.perturb_fraction, random.Random(ds.seed), stats)
+        plans = context.choose(chosen.train, ds.perturb_fraction, random.Random(ds.seed), stats, loop.sanitize_answers)
         if plans:
             progress(f"re-running {sum(len(p.jobs) for p in plans)} context programs on perturbed tests")
             context.apply(plans, sandbox, loop, settings.reward.sandbox_retries, settings.reward.retry_wait_s, stats)

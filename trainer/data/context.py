@@ -15,6 +15,7 @@ from typing import Sequence
 
 from assistant.interfaces import BatchRunner
 from assistant.loop import feedback
+from assistant.loop.sanitize import graded_program
 from assistant.problems.schema import Problem
 from assistant.settings import LoopSettings
 from sandbox.api import Job
@@ -30,10 +31,15 @@ class PerturbPlan:
 
 
 def choose(
-    prompts: Sequence[PartialPrompt], fraction: float, rng: random.Random, stats: BuildStats | None = None
+    prompts: Sequence[PartialPrompt],
+    fraction: float,
+    rng: random.Random,
+    stats: BuildStats | None = None,
+    sanitize: bool = True,
 ) -> list[PerturbPlan]:
     """Pick round(fraction x eligible) prompts with at least one earlier turn and a
-    perturbable problem; perturb each problem with `rng`."""
+    perturbable problem; perturb each problem with `rng`. Each context program is re-run as the
+    loop graded it (`sanitize`: `loop.sanitize_answers`)."""
     with_context = [p for p in prompts if p.turns]
     plans: list[PerturbPlan] = []
     eligible: list[tuple[PartialPrompt, Problem]] = []
@@ -47,7 +53,14 @@ def choose(
     count = round(fraction * len(eligible))
     for p, perturbed in rng.sample(eligible, count) if count else []:
         jobs = [
-            (i, Job(program=t.program, tests=list(perturbed.public_tests), kind=p.problem.kind))
+            (
+                i,
+                Job(
+                    program=graded_program(t.program, p.problem.kind, sanitize),
+                    tests=list(perturbed.public_tests),
+                    kind=p.problem.kind,
+                ),
+            )
             for i, t in enumerate(p.turns)
             if t.program is not None
         ]

@@ -115,3 +115,13 @@ def test_build_perturbs_the_configured_fraction(sandbox, tmp_path) -> None:
     assert counts["prompts_partial"] == 8 and counts["prompts_perturbed"] == 4  # half of 8 contexts
     rows = load_split(tmp_path / "ds", "train")
     assert sum(rows["perturbed"]) == 4 and built.train_rows == 12
+
+
+def test_a_function_context_is_rerun_as_the_loop_graded_it() -> None:
+    program = "def add(a, b):\n    return a + b\n\nassert add(2, 2) == 5  # the model's own wrong example\n"
+    traj = session(add_problem(), [0.0, 1.0], "s3", programs=[program, program])
+    with_context = [p for p in select([traj], k=4, max_context=3).train if p.turns]
+    graded = context.choose(with_context, 1.0, random.Random(0))
+    assert graded and all("assert add(2, 2) == 5" not in job.program for plan in graded for _, job in plan.jobs)
+    whole = context.choose(with_context, 1.0, random.Random(0), sanitize=False)  # loop.sanitize_answers off
+    assert all("assert add(2, 2) == 5" in job.program for plan in whole for _, job in plan.jobs)
