@@ -231,8 +231,8 @@ class Store:
     def resolve_id(self, prefix: str) -> str:
         """A full session id from a unique prefix of it."""
         rows = self._query(
-            "SELECT id FROM sessions WHERE id LIKE ? ORDER BY id LIMIT 2",
-            (prefix.replace("%", "").replace("_", "\\_") + "%",),
+            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 2",
+            (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
         )
         rows = [r for r in rows if r["id"].startswith(prefix)]
         if not rows or not prefix:

@@ -285,3 +285,10 @@ def test_tampered_and_flagged_turns_are_stored_and_counted(tmp_path: Path) -> No
         group = stats(store)["groups"][0]
     assert group["tampered_rate_per_turn"] == [0.5, 0.0, 0.0]  # of the sessions that took the turn
     assert group["flagged_rate_per_turn"] == [0.5, 1.0, 0.0]
+
+
+def test_an_id_with_an_underscore_resolves_from_its_prefix(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        store.start_session(add_problem(), "m", "import", session_id="run_2026_a1")
+        store.start_session(add_problem(), "m", "import", session_id="runX2026")  # `_` is not a wildcard
+        assert store.resolve_id("run_2026") == "run_2026_a1"
