@@ -1,11 +1,12 @@
 """The TUI's dialog keys: open a problem, write a new one, diff turns, save the program, browse
 and resume stored sessions. Mixed into the app, which provides `controller`, `cwd`, `notify`,
-`push_screen`, `open_problem`, `paint_all`, `prewarm_client` and `action_run`."""
+`push_screen`, `open_problem`, `paint_all`, `prewarm_client` and `action_run`. Opening something else
+asks first when the editor holds edits that are neither tested nor saved."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from assistant.store.trajectory_db import StoreError
 from assistant.tui import screens
@@ -27,13 +28,28 @@ class DialogActions:
             self.notify("A run is in progress: wait for it or stop it (ctrl+k) first.", severity="warning", timeout=4)
         return not self.controller.busy
 
+    def _edits_given_up(self, then: Callable[[], None]) -> None:
+        """`then()`, once the user agrees to lose editor edits that are neither tested nor saved
+        (opening something else reloads the editor); at once when there are none."""
+        editor = self.query_one(ProgramEditor)
+        if not (editor.edited and editor.text.strip() and editor.text != self._saved_program):
+            then()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                then()
+
+        question = "Your edits to the program are neither tested nor saved. Open something else anyway?"
+        self.push_screen(screens.ConfirmScreen(question, yes="Open", no="Keep editing"), answered)
+
     def action_open(self) -> None:
         def chosen(spec: str | None) -> None:
             if spec:
                 self.open_problem(spec)
 
         if self._idle():
-            self.push_screen(screens.OpenProblemScreen(examples(self.cwd)), chosen)
+            self._edits_given_up(lambda: self.push_screen(screens.OpenProblemScreen(examples(self.cwd)), chosen))
 
     def action_new_problem(self) -> None:
         def saved(path: Path | None) -> None:
@@ -41,7 +57,7 @@ class DialogActions:
                 self.notify(f"Saved the new problem to {path}.", title="Problem saved", timeout=6)
 
         if self._idle():
-            self.push_screen(screens.NewProblemScreen(self.cwd / "problems"), saved)
+            self._edits_given_up(lambda: self.push_screen(screens.NewProblemScreen(self.cwd / "problems"), saved))
 
     def action_diff(self) -> None:
         editor = self.query_one(ProgramEditor)
@@ -84,7 +100,7 @@ class DialogActions:
         except StoreError as exc:
             self.report_error(exc)
             return
-        self.push_screen(screens.SessionsScreen(records), self._session_chosen)
+        self._edits_given_up(lambda: self.push_screen(screens.SessionsScreen(records), self._session_chosen))
 
     def _session_chosen(self, choice: tuple[str, str] | None) -> None:
         if choice is None:

@@ -19,6 +19,7 @@ from assistant.settings import LoopSettings, Settings
 from assistant.store.trajectory import INTERRUPTED, PASSED
 from assistant.store.trajectory_db import Store
 from assistant.tui.screens import (
+    ConfirmScreen,
     DiffScreen,
     HelpScreen,
     NewProblemScreen,
@@ -250,3 +251,21 @@ def test_a_bad_problem_argument_opens_the_app_with_a_notification(tui: Any) -> N
     assert _errors(app)[0][0] == "Bad problem file"
     warnings = [m for s, _, m in app.notices if s == "warning"]
     assert any("Open a problem first" in m for m in warnings)
+
+
+def test_opening_another_problem_asks_before_losing_untested_edits(tui: Any) -> None:
+    app = tui(None)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            app.query_one(ProgramEditor).focus()
+            await pilot.press(*"print(1)")
+            await _open(pilot, app, "ctrl+o", ConfirmScreen)
+            await pilot.press("n")  # keep editing: no dialog, the edits stay
+            await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="the question to close")
+            assert not isinstance(app.screen, OpenProblemScreen) and app.query_one(ProgramEditor).text == "print(1)"
+            await _open(pilot, app, "ctrl+o", ConfirmScreen)
+            await pilot.press("y")
+            await wait_for(pilot, lambda: isinstance(app.screen, OpenProblemScreen), what="the open dialog")
+
+    asyncio.run(scenario())
