@@ -99,7 +99,7 @@ def apply_change(file: Path, text: str, journal_dir: Path, force: bool = False, 
         "at": time.time(),
     }
     try:
-        _replace(file, data)
+        _replace(file.resolve(), data)  # a link's target, as writing through the link would
     except OSError as exc:
         raise UserError(f"{file} could not be written ({exc.strerror or exc}); it is unchanged") from None
     append_row(journal_dir / JOURNAL, entry)

@@ -101,12 +101,8 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
 
 def running(paths: PathsSettings) -> ServerInfo | None:
     """The recorded server if its process lives and answers /health, else None."""
-    path = _state_file(paths)
-    try:
-        info = ServerInfo(**json.loads(path.read_text()))
-    except (FileNotFoundError, ValueError, TypeError):
-        return None
-    if _alive(info.pid) and healthy(info.url):
+    info = _recorded(paths)
+    if info is not None and _alive(info.pid) and healthy(info.url):
         return info
     return None
 

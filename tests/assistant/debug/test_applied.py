@@ -101,3 +101,11 @@ def test_an_undo_of_one_file_leaves_another_files_later_fix(tmp_path: Path) -> N
     assert (first.read_text(), second.read_text()) == ("a = 1\n", "b = 2\n")
     with pytest.raises(UserError, match=f"no applied change to {first} to undo"):
         undo_last(journal, first)
+
+
+def test_a_linked_file_is_written_through_its_link(tmp_path: Path) -> None:
+    target = _file(tmp_path, b"d = 1\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    apply_change(link, "d = 2\n", tmp_path / "j", original="d = 1\n")
+    assert link.is_symlink() and target.read_text() == "d = 2\n"
