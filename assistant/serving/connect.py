@@ -141,9 +141,9 @@ def engine_fields(api_base: str, name: str, server: ServerSettings) -> dict | No
 
 
 def engine_of(client: Any) -> str | None:
-    """ "llama.cpp" for a client of a llama-server; None otherwise (vLLM, a provider, a test's
-    fake). Stored with evaluation sessions, so that a rerun on another engine (another number
-    type, a quantized GGUF) never counts one engine's sessions as another's."""
+    """The engine that serves `client`: "llama.cpp" for a llama-server; None otherwise (vLLM, a
+    provider, a test's fake). Stored with evaluation sessions, so that a rerun on another engine
+    (another number type, a quantized GGUF) never counts one engine's sessions as another's."""
     api_base = getattr(client, "api_base", None)
     if not api_base:
         return None
