@@ -5,18 +5,21 @@ vLLM hot-loads and unloads a PEFT adapter through its API (`VLLM_ALLOW_RUNTIME_L
 llama-server cannot open a LoRA file while it runs: loading converts the adapter to a GGUF LoRA
 (`assistant.serving.llama_lora`, once) and restarts the server with the longer list, found through
 its record (`assistant.serving.server`); the ids of the adapters already loaded stay the same, so a
-client's `lora` field keeps choosing the same weights. A restart drops requests in flight: load
-before a run, as the gate does.
+client's `lora` field keeps choosing the same weights. Restarts of one server take turns (a lock
+beside its record), each adding to the list the one before it left, so two commands loading at once
+both get their adapter. A restart drops requests in flight: load before a run, as the gate does.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from assistant.serving import llama_lora, llama_server
 from assistant.serving.server import ServerError, ServerInfo, healthy, last_error, port_index, record, stop_process
@@ -50,6 +53,19 @@ def _llama_record(api_base: str) -> ServerInfo | None:
     return info if info.engine == "llama.cpp" and info.port == port else None
 
 
+@contextmanager
+def _restarting(api_base: str) -> Iterator[ServerInfo | None]:
+    """The llama-server's record read under its restart lock (flock on `<record>.restart.lock`),
+    so the record is the one the last restart left; None when no llama-server runs there."""
+    found = _llama_record(api_base)
+    if found is None:
+        yield None
+        return
+    with open(f"{found.state}.restart.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield _llama_record(api_base)
+
+
 def restart_with_loras(info: ServerInfo, loras: dict[str, str], progress: Callable[[str], None] = print) -> ServerInfo:
     """Restart a llama-server with `loras` (served name -> GGUF LoRA file) added after the ones it
     holds (their ids unchanged); the record is rewritten with the new pid."""
@@ -81,14 +97,17 @@ def load_adapter(api_base: str, name: str, path: str | Path) -> None:
     llama.cpp converts it to a GGUF LoRA (once) and restarts with it."""
     import httpx  # heavy third-party: imported when the server is spoken to
 
+    taken = f"an adapter named {name!r} is already loaded; load each version under a new name"
+    with _restarting(api_base) as record:
+        if record is not None:  # asked under the lock: another command may be restarting it
+            if name in record.loras:
+                raise ServerError(taken)
+            cache_dir = Path(record.argv[0]).parents[3]  # <cache>/llama.cpp/<build>/bin/llama-server
+            gguf = llama_lora.gguf_lora(Path(path), Path(record.model_path), name, cache_dir)
+            restart_with_loras(record, {name: str(gguf)}, progress=lambda _: None)
+            return
     if name in served_models(api_base):
-        raise ServerError(f"an adapter named {name!r} is already loaded; load each version under a new name")
-    record = _llama_record(api_base)
-    if record is not None:
-        cache_dir = Path(record.argv[0]).parents[3]  # <cache>/llama.cpp/<build>/bin/llama-server
-        gguf = llama_lora.gguf_lora(Path(path), Path(record.model_path), name, cache_dir)
-        restart_with_loras(record, {name: str(gguf)}, progress=lambda _: None)
-        return
+        raise ServerError(taken)
     response = httpx.post(
         api_base + "/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)}, timeout=300
     )

