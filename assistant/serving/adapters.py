@@ -13,6 +13,7 @@ it neither writes, loads adapters into a server, nor imports the trainer.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -33,9 +34,15 @@ def version_dir(root: Path, version: int) -> Path:
 
 
 def served_base_name(model: str) -> str:
-    """The name the server gives a base model (a directory is served under its name)."""
+    """The name the server gives a base model: a prepared model's own name; a checkpoint directory
+    is served under its folder's name and a short hash of its whole path, so two folders named
+    alike (`runs/a/merged`, `runs/b/merged`) are two models to the store, the evaluations that
+    reuse its sessions and the adapter registry, not one."""
     path = Path(model).expanduser()
-    return path.name if path.is_dir() else model
+    if not path.is_dir():
+        return model
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8]
+    return f"{path.name}-{digest}"
 
 
 def served_name(base_model: str, version: int) -> str:

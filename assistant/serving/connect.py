@@ -187,6 +187,6 @@ def registered_adapter(root: Path, base_model: str, adapter: str) -> tuple[str, 
             f"{base_model} (see `cobalt adapters list`)"
         )
     version, path, trained_on = found
-    if trained_on is not None and Path(trained_on).expanduser().name != base_model:
+    if trained_on is not None and adapters.served_base_name(trained_on) != base_model:
         raise ServerError(f"adapter v{version} was trained on {trained_on}, not on {base_model}")
     return adapters.served_name(base_model, version), path

@@ -153,7 +153,7 @@ def start(
     request."""
     name = model
     path = models.resolve(name, paths)
-    served = name if not Path(name).expanduser().is_dir() else path.name
+    served = adapters.served_base_name(name)
     port = int(port or server.port)
     host = server.host
     if not port_free(host, port):
