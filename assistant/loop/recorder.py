@@ -20,33 +20,43 @@ if TYPE_CHECKING:
     from assistant.settings import LoopSettings
 
 
+HUMAN = "human"  # the model of a session whose turns so far are all the person's
+
+
 class Recorder:
     """Writes one session's events to the store."""
 
     def __init__(self, store: Store, session: Session) -> None:
         self.store = store
         self.session = session
-        self._stored = False
+        self._model: str | None = None  # the model the stored row names, once known
 
-    def _is_stored(self, session_id: str) -> bool:
-        self._stored = self._stored or self.store.has_session(session_id)
-        return self._stored
+    def _stored_model(self, session_id: str) -> str | None:
+        if self._model is None and self.store.has_session(session_id):
+            self._model = self.store.session(session_id, with_problem=False).model
+        return self._model
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TurnFinished):
-            if not self._is_stored(event.session_id):
-                s = self.session
+            s = self.session
+            model = getattr(s.client, "display_name", None)
+            stored = self._stored_model(event.session_id)
+            if stored is None:
+                self._model = model or HUMAN
                 self.store.start_session(
                     s.problem,
-                    getattr(s.client, "display_name", "human"),
+                    self._model,
                     s.source,
                     session_id=event.session_id,
                     adapter_version=s.adapter_version,
                     meta=s.meta or None,
                 )
-                self._stored = True
+            elif stored == HUMAN and model is not None and event.turn.author == "model":
+                # the person tested their own program first (the TUI), then asked the model
+                self.store.set_model(event.session_id, model, s.adapter_version)
+                self._model = model
             self.store.append_turn(event.session_id, event.turn)
-        elif isinstance(event, SessionEnded) and self._is_stored(event.session_id):
+        elif isinstance(event, SessionEnded) and self._stored_model(event.session_id) is not None:
             self.store.set_status(event.session_id, event.status, event.error)
 
 

@@ -208,6 +208,14 @@ class Store:
             for turn in record.turns:
                 self._insert_turn(db, record.id, turn)
 
+    def set_model(self, session_id: str, model: str, adapter_version: str | None) -> None:
+        """Name the model of a session stored before any model took part (its first turns the
+        person's own), once the model's first turn arrives."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE sessions SET model = ?, adapter_version = ? WHERE id = ?", (model, adapter_version, session_id)
+            )
+
     def set_status(self, session_id: str, status: str, error: str | None = None, ended_at: float | None = None) -> None:
         """Record how a session ended (or `running` again when it is resumed)."""
         ended = None if status == RUNNING else (time.time() if ended_at is None else ended_at)

@@ -216,6 +216,20 @@ def test_resume_a_stored_session_and_add_a_human_turn(cobalt_home: Path, sandbox
     assert record.turns[2].messages[-1]["content"] == record.turns[1].feedback_message
 
 
+def test_a_session_the_person_starts_is_stored_under_the_model_that_joins_it(cobalt_home: Path, sandbox: Any) -> None:
+    """The TUI: the person tests their own program first (no model yet), then runs the loop. The
+    session is the model's trajectory from then on, so the store names the model, not "human"."""
+    with Store.open() as store:
+        session, _ = _session(None, sandbox, store, turns=2)
+        session.human_turn(WRONG_SUM)
+        assert store.session(session.id).model == "human"
+        session.client, session.adapter_version = ScriptedClient([answer(RIGHT_SUM)], name="qwen"), "qwen-v2"
+        assert session.run(max_turns=2) == PASSED
+        record = store.session(session.id)
+    assert (record.model, record.adapter_version) == ("qwen", "qwen-v2")
+    assert [t.author for t in record.turns] == ["human", "model"] and record.status == PASSED
+
+
 KILLED = textwrap.dedent("""
     import sys
     sys.path[:0] = [{repo!r}, {tests!r}]
