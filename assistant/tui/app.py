@@ -28,7 +28,7 @@ from assistant.tui.controller import SolveController, describe_error
 from assistant.tui.debug_actions import DEBUG_ACTIONS, DebugActions
 from assistant.tui.dialog_actions import DialogActions
 from assistant.tui.events import BaselineReady, ControllerEvent, RunEnded, RunFailed, ServerProgress, TokensReady
-from assistant.tui.keys import BINDINGS, MAIN_ACTIONS, help_rows
+from assistant.tui.keys import APPLY_FIX_KEY, BINDINGS, MAIN_ACTIONS, UNDO_FIX_KEY, help_rows
 from assistant.tui.services import Services
 from assistant.tui.views import ended_notice
 from assistant.tui.widgets import (
@@ -283,7 +283,7 @@ class CobaltApp(DialogActions, DebugActions, App[int]):
         self.notify(f"{problem.title}: {counts}. ctrl+r runs the model.", title=f"Opened {problem.id}", timeout=5)
 
     def _debug_notice(self, problem: Any) -> None:
-        keys = "ctrl+r runs the tests and the model; ctrl+a writes a passing fix, ctrl+z undoes it."
+        keys = f"ctrl+r runs the tests and the model; {APPLY_FIX_KEY} writes a passing fix, {UNDO_FIX_KEY} undoes it."
         self.notify(f"{problem.target_file} · `{problem.test_command}`: {keys}", title="Debug session", timeout=8)
 
     def prewarm_client(self) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from assistant.debug.applied import apply_change, journal_dir, undo_last
 from assistant.debug.fix_file import best_turn
 from assistant.errors import UserError
+from assistant.tui.keys import UNDO_FIX_KEY
 
 DEBUG_ACTIONS = {"apply_fix", "undo_fix"}
 
@@ -38,7 +39,8 @@ class DebugActions:
         except UserError as exc:
             self.notify(str(exc), title="Not written", severity="error", timeout=10)  # type: ignore[attr-defined]
             return
-        self.notify(f"Wrote {c.debug_file} (backup {backup.name}); ctrl+z undoes it.", title="Fix applied", timeout=8)  # type: ignore[attr-defined]
+        written = f"Wrote {c.debug_file} (backup {backup.name}); {UNDO_FIX_KEY} undoes it."
+        self.notify(written, title="Fix applied", timeout=8)  # type: ignore[attr-defined]
 
     def action_undo_fix(self) -> None:
         c = self.controller

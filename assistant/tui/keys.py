@@ -1,12 +1,15 @@
 """Every key of the main screen in one place: the footer, the help screen and the app's
 `check_action` all read these, so they cannot disagree. Main-screen keys are priority
 bindings (they work inside the editor) and use ctrl/function keys, which typing never
-produces; over a dialog they step aside so the dialog gets them."""
+produces; over a dialog they step aside so the dialog gets them. The debug session's file keys
+are function keys: ctrl+z and ctrl+a are the editor's own (undo, line start), and a person
+undoing their typing must not rewrite their file on disk."""
 
 from __future__ import annotations
 
 from textual.binding import Binding
 
+APPLY_FIX_KEY, UNDO_FIX_KEY = "f2", "f3"
 BINDINGS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
     Binding("f1", "help", "Help", priority=True),
     Binding("ctrl+o", "open", "Open", priority=True),
@@ -17,8 +20,8 @@ BINDINGS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
     Binding("ctrl+d", "diff", "Diff", priority=True),
     Binding("ctrl+s", "save", "Save", priority=True),
     Binding("ctrl+b", "sessions", "Sessions", priority=True),
-    Binding("ctrl+a", "apply_fix", "Apply fix", priority=True),  # debug sessions only (assistant.tui.debug_actions)
-    Binding("ctrl+z", "undo_fix", "Undo fix", priority=True),
+    Binding(APPLY_FIX_KEY, "apply_fix", "Apply fix", priority=True),  # debug sessions only (tui.debug_actions)
+    Binding(UNDO_FIX_KEY, "undo_fix", "Undo fix", priority=True),
     Binding("ctrl+q", "quit", "Quit", priority=True),
     Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
 ]

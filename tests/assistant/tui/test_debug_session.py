@@ -1,6 +1,6 @@
 """Pilot tests of a debugging session in the TUI, on a real project in the real sandbox with a
 scripted model: the failing test and the implicated code before the first turn, the previous turn's
-results kept while the next one streams, ctrl+a writing the passing fix, ctrl+z undoing it, and
+results kept while the next one streams, f2 writing the passing fix, f3 undoing it (ctrl+z stays the editor's undo), and
 `FILE --test CMD` from the open dialog."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from assistant.store.trajectory import PASSED
-from assistant.tui.widgets import ProblemView, ResultsTable, TurnTimeline
+from assistant.tui.keys import APPLY_FIX_KEY, UNDO_FIX_KEY
+from assistant.tui.widgets import ProblemView, ProgramEditor, ResultsTable, TurnTimeline
 from tests.assistant.debug.projects import MUL_FIXED, MUL_WRONG, calc_project
 from tests.assistant.tui.tui_support import ScriptedClient, answer, idle, make_app, wait_for
 
@@ -52,7 +53,7 @@ def test_a_debug_session_shows_the_failure_fixes_the_file_and_undoes_it(debug_ap
         async with app.run_test(size=(140, 40)) as pilot:
             await pilot.pause()
             assert app.controller.debug_file == (project / "calc.py").resolve()
-            await pilot.press("ctrl+a")  # nothing passes yet: nothing is written
+            await pilot.press(APPLY_FIX_KEY)  # nothing passes yet: nothing is written
             await pilot.press("ctrl+r")
             await idle(pilot, app)
             timeline = app.query_one(TurnTimeline)
@@ -61,11 +62,17 @@ def test_a_debug_session_shows_the_failure_fixes_the_file_and_undoes_it(debug_ap
             assert "The failing tests point at" in statement and "`mul` (lines 4-5)" in statement
             assert "return a + b" in statement and "math.pi" not in statement  # only the implicated code
             assert all(row[-1] == "✔ passed" for row in _rows(app.query_one(ResultsTable)))
-            await pilot.press("ctrl+a")
+            await pilot.press(APPLY_FIX_KEY)
             await pilot.pause()
             assert (project / "calc.py").read_text() == BROKEN.replace("a + b", "a * b")
             assert (project / "calc.py.orig").read_text() == BROKEN
-            await pilot.press("ctrl+z")
+            editor = app.query_one(ProgramEditor)
+            editor.focus()
+            before = editor.text
+            await pilot.press("end", "x", "ctrl+z")  # the editor's undo: the typing goes, the file stays fixed
+            await pilot.pause()
+            assert editor.text == before and (project / "calc.py").read_text() == BROKEN.replace("a + b", "a * b")
+            await pilot.press(UNDO_FIX_KEY)
             await pilot.pause()
             assert (project / "calc.py").read_text() == BROKEN and not (project / "calc.py.orig").exists()
 
@@ -132,7 +139,7 @@ def test_a_bug_the_small_edit_search_fixes_shows_as_a_search_turn_without_the_mo
             (turn,) = app.controller.turns
             assert turn.author == "search" and app.controller.status.phase == PASSED
             assert "search" in str(app.query_one(TurnTimeline).get_option_at_index(0).prompt)
-            await pilot.press("ctrl+a")
+            await pilot.press(APPLY_FIX_KEY)
             await pilot.pause()
             assert (project / "calc.py").read_text() == BROKEN.replace("a + b", "a * b + 0")
 
