@@ -80,6 +80,7 @@ class DebugSession(Session):
         self._shown: dict[int, list[str]] = {}  # turn -> the functions its prompt showed in full
         self._began = time.monotonic()  # reset by each run(): `debug.deadline_s` counts from there
         self._model_turn_s: list[float] = []  # the wall seconds of each model turn of this run
+        self._as_typed: str | None = None  # the person's whole file while their turn runs
 
     # --- the file as it stands ------------------------------------------------------
 
@@ -278,7 +279,19 @@ class DebugSession(Session):
         command itself failed to run (`_usable`)."""
         return super().score(turn) if self._usable(turn.public) else -1
 
+    def human_turn(self, text: str) -> Turn:
+        """The person's turn (the TUI's ctrl+t): the editor holds the whole file as they left it,
+        which is tested as it stands, not applied as an edit (that would keep only its functions and
+        drop a changed constant or import, or fail on a file that does not parse)."""
+        self._as_typed = text
+        try:
+            return super().human_turn(text)
+        finally:
+            self._as_typed = None
+
     def program_of(self, reply: str) -> tuple[str | None, str]:
+        if self._as_typed is not None:
+            return self._as_typed, ""
         shown = tuple(self._shown.get(len(self.turns), ()))
         # a search turn's reply (or a model's) in SEARCH/REPLACE blocks applies as such in any format
         source = self.current_source()

@@ -82,6 +82,25 @@ def test_a_debug_session_shows_the_failure_fixes_the_file_and_undoes_it(debug_ap
     assert ("warning", "", "No turn passes every test yet; nothing to write.") in app.notices
 
 
+def test_the_persons_own_edit_is_tested_as_the_whole_file_they_typed(debug_app: Any, project: Path) -> None:
+    """ctrl+t in a debug session: a changed constant or import is the person's edit too; the turn
+    tests the file exactly as the editor holds it and the editor keeps it."""
+    app = debug_app(ScriptedClient([]))
+    typed = BROKEN.replace("import math\n", "import math\n\nSCALE = 1\n").replace("a + b", "a * b * SCALE")
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            app.query_one(ProgramEditor).load_text(typed)
+            await pilot.press("ctrl+t")
+            await idle(pilot, app)
+            (turn,) = [t for t in app.controller.turns if t.author == "human"]
+            assert turn.program == typed and turn.passed_public
+            assert app.query_one(ProgramEditor).text == typed
+
+    asyncio.run(scenario())
+
+
 def test_the_previous_turns_failing_test_stays_visible_while_the_next_turn_streams(debug_app: Any) -> None:
     client = ScriptedClient([answer(WRONG), answer(FIXED)], hold_at=3, hold_request=2)
     app = debug_app(client)
