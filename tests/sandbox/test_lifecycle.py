@@ -123,11 +123,48 @@ def test_run_many_keeps_order_and_survives_bad_programs(sandbox) -> None:
     ]
     jobs[2] = Job("while True: pass", [TestCase(input="", output="")], limits=quick)
     jobs[5] = Job("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", [TestCase(input="", output="")])
+    # SIGINT to the harness used to raise KeyboardInterrupt there: a fault, so a wrong program went unscored
+    jobs[6] = Job("import os, signal\nos.kill(os.getppid(), signal.SIGINT)", [TestCase(input="", output="1\n")])
     results = sandbox.run_many(jobs)
     seen = [(r.pass_rate, [t.status for t in r.tests], r.compile_error, r.sandbox_error) for r in results]
-    assert [r.pass_rate for r in results] == [1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0], seen
+    assert [r.pass_rate for r in results] == [1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0], seen
     assert results[2].tests[0].status == "timeout" and results[5].tests[0].status == "error"
+    assert results[6].tests[0].status == "failed"
     assert all(r.sandbox_error is None for r in results)
+
+
+@pytest.mark.parametrize("transport", ["attach", "exec"])
+def test_a_syntax_error_leaves_its_container_fit_for_the_next_job(
+    docker_client, sandbox, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile error ends the job before its test frames are read; left unread, the container's
+    PID 1 took them for the next job's header and died, and the next job in it was a sandbox fault
+    (hidden by the retry, but a fault again when the retry met another such container)."""
+    import sandbox.backend as backend
+
+    faults: list[str] = []
+
+    def watched(job, out, err):  # the real grading; only its faults are noted
+        outcome = assemble(job, out, err)
+        if outcome.fault is not None:
+            faults.append(outcome.fault)
+        return outcome
+
+    assemble = backend.assemble
+    monkeypatch.setattr(backend, "assemble", watched)
+    box = Sandbox(pool_size=1, limits=sandbox.limits, client=docker_client, transport=transport)
+    tests = [TestCase(input=f"{i}\n", output=f"{i}\n") for i in range(3)]
+    try:
+        for program in ("print(1\n", "def f(:\n", "print(input())"):
+            result = box.run(program, tests, "stdio")
+            assert result.sandbox_error is None
+        assert result.pass_rate == 1.0
+        checks = [TestCase(code="assert f(2) == 2"), TestCase(code="assert f(3) == 3")]
+        assert box.run("def f(:\n", checks, "function").compile_error
+        assert box.run("def f(x):\n    return x\n", checks, "function").pass_rate == 1.0
+    finally:
+        box.close()
+    assert faults == []
 
 
 def test_containers_are_recycled_after_max_jobs(docker_client, sandbox) -> None:
