@@ -251,12 +251,14 @@ def debug_prompts(
 ) -> list[PartialPrompt]:
     """A debug session's prompts from turn `first` on: each turn's stored messages, rewarded on the
     file that turn was shown: the user's file, then the best edit so far (more tests passing than
-    the file before it; a session stored without its baseline: the last edit that applied)."""
+    the file before it; a session stored without its baseline: the last edit that applied). The
+    previous best a reward improves on is that file's pass rate: the user's own file's before any edit
+    beats it, so an edit that changes nothing that matters earns no progress."""
     out, source, best = [], problem.starter_code, traj.baseline
     for k, turn in enumerate(traj.turns):
         if k >= first and turn.messages:
             state = dataclasses.replace(problem, starter_code=source)
-            prev = max(traj.rates[:k], default=0.0)
+            prev = best if best is not None else max(traj.rates[:k], default=0.0)
             out.append(
                 PartialPrompt(
                     task,

@@ -41,10 +41,11 @@ def test_a_debug_session_gives_prompts_of_the_messages_it_saw_rewarded_by_the_te
     chosen = select([record])
     first, second = chosen.train  # the first turn's prompt, and the one after the failed edit
     assert first.messages() == client.calls[0]["messages"] and second.messages() == client.calls[1]["messages"]
-    assert first.problem.starter_code == BROKEN and first.prev_best == 0.0
-    assert second.problem.starter_code == BROKEN  # a - b passes no more tests (1 of 3): undone, as the model saw
     assert record.meta["baseline_pass_rate"] == pytest.approx(1 / 3)
-    assert second.prev_best == pytest.approx(1 / 3)  # mul(0, 0) passed with a - b
+    # the user's file passes 1 of 3: an edit must beat that, not 0, to earn progress
+    assert first.problem.starter_code == BROKEN and first.prev_best == pytest.approx(1 / 3)
+    assert second.problem.starter_code == BROKEN  # a - b passes no more tests (1 of 3): undone, as the model saw
+    assert second.prev_best == pytest.approx(1 / 3)
     row = second.row("train")
     assert row["edit_format"] == "functions" and row["prompt"] == client.calls[1]["messages"]
 
@@ -58,7 +59,7 @@ def test_a_debug_session_gives_prompts_of_the_messages_it_saw_rewarded_by_the_te
         edit_format=[row["edit_format"]] * 3,
     )
     assert out[0] == 1.0  # every test of the command passes
-    assert out[1] < 0  # no better than before
+    assert out[1] < 0  # no better than the user's file
     assert out[2] == -1.0  # no edit at all
     assert Problem.from_dict(json.loads(row["problem"]), "t", check_paths=False).kind == "pytest"
 
@@ -76,5 +77,6 @@ def test_a_bug_the_small_edit_search_fixed_is_a_first_turn_prompt_not_a_task_too
     assert [t.author for t in record.turns] == ["search"] and record.turns[0].public_pass_rate == 1.0
     chosen = select([record])
     (first,) = chosen.train  # the prompt the model would have seen, for the model to answer
-    assert first.messages() == record.turns[0].messages and first.prev_best == 0.0
+    assert first.messages() == record.turns[0].messages
+    assert first.prev_best == pytest.approx(record.meta["baseline_pass_rate"])
     assert chosen.stats.to_dict().get("tasks_too_easy", 0) == 0
