@@ -10,8 +10,10 @@ back as feedback with the current code, never raised.
 from __future__ import annotations
 
 import ast
+import io
 import re
 import textwrap
+import tokenize
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -51,9 +53,35 @@ def _finish(source: str, changed: list[str]) -> EditResult:
     return EditResult(source, None, changed)
 
 
+def _inside_strings(code: str) -> set[int]:
+    """The 0-based indices of the lines of `code` that begin inside a string literal (the later
+    lines of a triple-quoted string): their text, leading spaces included, is the string's."""
+    kinds = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+    inside: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type in kinds and token.end[0] > token.start[0]:
+                inside.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return inside
+
+
 def _indented(code: str, indent: str) -> list[str]:
-    body = textwrap.dedent(code).strip("\n").splitlines()
-    return [(indent + line if line.strip() else "") + "\n" for line in body]
+    """`code` moved as a block to `indent`; the lines inside its multi-line strings stay as they
+    are (shifting them would change the string, and a string line at column 0 would otherwise
+    leave nothing to dedent, nesting the whole definition one level deeper)."""
+    body = source_lines(code.strip("\n"))
+    inside = _inside_strings("\n".join(body))
+    code_lines = [line for i, line in enumerate(body) if i not in inside and line.strip()]
+    cut = min((len(line) - len(line.lstrip()) for line in code_lines), default=0)
+    out = []
+    for i, line in enumerate(body):
+        if i in inside:
+            out.append(line + "\n")
+        else:
+            out.append((indent + line[cut:] if line.strip() else "") + "\n")
+    return out
 
 
 def _segment(reply_code: str, node: ast.AST) -> str:
@@ -127,7 +155,11 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
             candidates = [s for s in candidates if s.qualname == f"{owner}.{name}"]
         elif len(candidates) > 1:
             shown = [s for s in candidates if s.qualname in focus][:1]  # a bare `def read(self` of the shown method
-            candidates = [s for s in candidates if s.kind == "function"] or shown or candidates
+            args = getattr(node, "args", None)
+            first = args.args[0].arg if args is not None and args.args else ""
+            method = first in ("self", "cls")  # a bare `def render(self` is a method, not the module's `render`
+            of_kind = [s for s in candidates if (s.kind == "method") == method]
+            candidates = shown or of_kind or candidates
         if len(candidates) == 1:
             span = candidates[0]
             if textwrap.dedent("".join(lines[span.start - 1 : span.end])).strip() == textwrap.dedent(segment).strip():

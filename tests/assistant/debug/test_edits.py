@@ -131,3 +131,24 @@ def test_a_form_feed_above_the_function_does_not_shift_the_lines_replaced() -> N
     )
     result = apply_reply(source, "```python\ndef f(x):\n    return x + 1\n```", FUNCTIONS)
     assert result.error is None and result.source == source.replace("x - 1", "x + 1")
+
+
+def test_a_multi_line_string_keeps_its_text_and_its_method_stays_in_its_class() -> None:
+    """A triple-quoted string's later lines at column 0 left nothing to dedent: the method was
+    nested one level deeper (inside the method above it), and a bare def's string lines were
+    indented, changing the string."""
+    source = 'class A:\n    def g(self):\n        return 1\n\n    def f(self):\n        return """\nx\n"""\n'
+    fixed = 'class A:\n    def g(self):\n        return 1\n\n    def f(self):\n        return """\nx\n""" + "y"\n'
+    nested = 'class A:\n    def f(self):\n        return """\nx\n""" + "y"'
+    bare = 'def f(self):\n    return """\nx\n""" + "y"'
+    for code in (nested, bare):
+        result = apply_reply(source, _reply(code), FUNCTIONS)
+        assert result.error is None and result.changed == ["A.f"] and result.source == fixed
+
+
+def test_a_bare_def_with_self_is_the_method_not_the_module_function_of_that_name() -> None:
+    source = "def render(x):\n    return str(x)\n\n\nclass View:\n    def render(self):\n        return 1\n"
+    method = apply_reply(source, _reply("def render(self):\n    return 2"), FUNCTIONS)
+    assert method.error is None and method.source == source.replace("return 1", "return 2")
+    function = apply_reply(source, _reply("def render(x):\n    return repr(x)"), FUNCTIONS)
+    assert function.error is None and function.source == source.replace("str(x)", "repr(x)")
