@@ -81,14 +81,17 @@ def restart_with_loras(info: ServerInfo, loras: dict[str, str], progress: Callab
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     new = ServerInfo(**{**asdict(info), "pid": proc.pid, "argv": argv, "loras": [*info.loras, *loras]})
     deadline = time.monotonic() + 600
-    while not healthy(new.url, timeout=1.0):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_process(proc)
-            raise ServerError(
-                f"the llama.cpp server did not come back with adapter(s) {', '.join(loras)}: {last_error(log)}"
-            )
-        time.sleep(0.3)
-    record(new, Path(info.state))
+    try:
+        while not healthy(new.url, timeout=1.0):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise ServerError(
+                    f"the llama.cpp server did not come back with adapter(s) {', '.join(loras)}: {last_error(log)}"
+                )
+            time.sleep(0.3)
+        record(new, Path(info.state))
+    except BaseException:  # Ctrl-C too: a server no record names would hold the port for good
+        stop_process(proc)
+        raise
     return new
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,4 +56,6 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         )
     elif report.get("markdown"):
         print(Path(report["markdown"]).read_text(), end="")
-    return 0
+    elif result.error:
+        print(f"retrain run {result.id} {result.status}: {result.error}", file=sys.stderr)
+    return 0 if result.status in ("done", "skipped") else 1  # a cron job sees a run that must resume

@@ -142,7 +142,13 @@ class Retrain(GateServing):
         if not run.done("register"):
             run.record("register", self.step_register(run))
         if not run.done("gate"):
-            run.record("gate", self.step_gate(run))
+            decision = self.step_gate(run)
+            if decision.get("incomplete"):  # a dead server or sandbox: not a verdict on the adapter
+                run.finish("failed", "the gate's evaluations are incomplete: " + "; ".join(decision["incomplete"]))
+                version = run.steps["register"]["version"]
+                self.progress(f"the gate could not finish; the next `cobalt retrain` gates v{version} again")
+                return  # unfinished: the next retrain resumes here, and the window is not closed
+            run.record("gate", decision)
         if not run.done("promote"):
             run.record("promote", self.step_promote(run))
         if not run.done("hotload"):

@@ -50,6 +50,37 @@ def test_ctrl_c_while_the_server_starts_stops_it(
     assert _gone(proc) and not (home_config.paths.data_dir / "server.json").exists()
 
 
+def test_ctrl_c_while_llama_cpp_restarts_with_an_adapter_stops_the_new_process(
+    home_config: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An adapter load restarts llama-server under a new pid; interrupted before it answers, that
+    process must not outlive the command (no record names it, so nothing could stop it)."""
+    from assistant.serving import hot_load
+
+    started: list[subprocess.Popen] = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    def interrupted(url: str, timeout: float = 2.0) -> bool:
+        raise KeyboardInterrupt
+
+    old = subprocess.Popen([*SLEEPER, "1"])  # the server before the restart
+    monkeypatch.setattr(hot_load.subprocess, "Popen", Recorded)
+    monkeypatch.setattr(hot_load, "healthy", interrupted)
+    state = home_config.paths.data_dir / "server.json"
+    info = server.ServerInfo(old.pid, "127.0.0.1", free_port(), "tiny", "/m", str(tmp_path / "s.log"), argv=SLEEPER)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            hot_load.restart_with_loras(server.ServerInfo(**{**info.__dict__, "state": str(state)}), {"a": "/a.gguf"})
+    finally:
+        old.kill()
+    (proc,) = started
+    assert _gone(proc)
+
+
 def _record(home_config: Any, proc: subprocess.Popen, argv: list[str]) -> None:
     info = server.ServerInfo(proc.pid, "127.0.0.1", free_port(), "tiny", "/m", "/l", argv=argv)
     server.record(info, home_config.paths.data_dir / "server.json")

@@ -1,5 +1,6 @@
 """The nightly job hands its `--config` file on to training ranks started under `accelerate launch`,
-so every rank trains with the settings (data dir, registry, recipe) the job itself loaded."""
+so every rank trains with the settings (data dir, registry, recipe) the job itself loaded; a gate
+that could not finish leaves its run to resume."""
 
 from __future__ import annotations
 
@@ -26,3 +27,26 @@ def test_launched_ranks_get_the_jobs_config_file(
         job._train_launched(SimpleNamespace(path=tmp_path), None)
     (argv,) = seen
     assert argv[argv.index("--config") + 1] == "my.yaml" and argv.index("--config") < argv.index("train")
+
+
+def test_a_gate_that_could_not_finish_leaves_the_run_to_resume_and_the_window_open(tmp_path: Path) -> None:
+    """A dead server mid-gate is no verdict: the run stays unfinished (the next `cobalt retrain`
+    gates the same version again) and the window's sessions stay the next run's to train on."""
+    from trainer.release.runstate import RetrainState
+
+    state = RetrainState(tmp_path / "retrain")
+    run = state.new_run("tiny", "test")
+    run.window["until"] = 123.0
+    gated: list[int] = []
+    steps = SimpleNamespace(
+        state=state,
+        progress=lambda _: None,
+        step_dataset=lambda r: {"counts": {}},
+        step_train=lambda r: {"adapter": "a"},
+        step_register=lambda r: {"version": 2, "name": "tiny-v2"},
+        step_gate=lambda r: gated.append(2) or {"promote": False, "incomplete": ["the server died"]},
+    )
+    Retrain._steps(steps, run)  # type: ignore[arg-type]
+    assert run.status == "failed" and "the server died" in (run.error or "")
+    assert "gate" not in run.steps and state.unfinished() is not None and state.last_cutoff() is None
+    assert gated == [2]
