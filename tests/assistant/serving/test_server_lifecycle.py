@@ -27,9 +27,8 @@ def _gone(proc: subprocess.Popen, seconds: float = 20.0) -> bool:
     return False
 
 
-def test_ctrl_c_while_the_server_starts_stops_it(
-    home_config: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _ctrl_c_at_health_check(module: Any, monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen]:
+    """Ctrl-C as `module` first asks the new server for its health; the processes it starts are noted."""
     started: list[subprocess.Popen] = []
 
     class Recorded(subprocess.Popen):
@@ -40,8 +39,15 @@ def test_ctrl_c_while_the_server_starts_stops_it(
     def interrupted(url: str, timeout: float = 2.0) -> bool:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(server.subprocess, "Popen", Recorded)
-    monkeypatch.setattr(server, "healthy", interrupted)
+    monkeypatch.setattr(module.subprocess, "Popen", Recorded)
+    monkeypatch.setattr(module, "healthy", interrupted)
+    return started
+
+
+def test_ctrl_c_while_the_server_starts_stops_it(
+    home_config: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _ctrl_c_at_health_check(server, monkeypatch)
     argv = [*SLEEPER, str(free_port())]
     log = tmp_path / "s.log"
     with pytest.raises(KeyboardInterrupt):
@@ -57,19 +63,8 @@ def test_ctrl_c_while_llama_cpp_restarts_with_an_adapter_stops_the_new_process(
     process must not outlive the command (no record names it, so nothing could stop it)."""
     from assistant.serving import hot_load
 
-    started: list[subprocess.Popen] = []
-
-    class Recorded(subprocess.Popen):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            started.append(self)
-
-    def interrupted(url: str, timeout: float = 2.0) -> bool:
-        raise KeyboardInterrupt
-
     old = subprocess.Popen([*SLEEPER, "1"])  # the server before the restart
-    monkeypatch.setattr(hot_load.subprocess, "Popen", Recorded)
-    monkeypatch.setattr(hot_load, "healthy", interrupted)
+    started = _ctrl_c_at_health_check(hot_load, monkeypatch)
     state = home_config.paths.data_dir / "server.json"
     info = server.ServerInfo(old.pid, "127.0.0.1", free_port(), "tiny", "/m", str(tmp_path / "s.log"), argv=SLEEPER)
     try:
