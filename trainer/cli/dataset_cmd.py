@@ -170,7 +170,12 @@ def run(args: argparse.Namespace, config: Settings) -> int:
             sessions = sessions_from_store(store, since=args.since)
     counts: Counter = Counter()
     sessions = training_sessions(
-        sessions, settings.dataset.sources, "all" if args.tasks else args.split, config.eval.split, counts
+        sessions,
+        settings.dataset.sources,
+        "all" if args.tasks else args.split,  # --tasks picks its split itself, below
+        config.eval.split,
+        counts,
+        keep_heldout_set=args.split == "all",  # examples/heldout/: only when asked for by --split all
     )
     if args.tasks:
         wanted = {p.content_hash() for p in load_benchmark(args.tasks, args.split, config.eval)}

@@ -48,18 +48,25 @@ def training_sessions(
     split: str = "train",
     rule: Rule | None = None,
     counts: Counter | None = None,
+    keep_heldout_set: bool | None = None,
 ) -> list[SessionRecord]:
     """The sessions that may be trained on (see the module doc); `counts` gets
-    `source:<name>` per kept session and `left_out:<reason>` per dropped one."""
+    `source:<name>` per kept session and `left_out:<reason>` per dropped one. The held-out set's
+    tasks are left out unless `keep_heldout_set` (default: only with `split="all"`): a caller
+    that lifts the split guard for another reason (`dataset build --tasks DIR --split val`)
+    keeps it."""
     if split not in GUARDS:
         raise ProblemError(f"the training split must be one of {', '.join(GUARDS)}, not {split!r}")
     allowed = set(sources) - set(NEVER)
     rule = rule or SplitSection()
     counts = Counter() if counts is None else counts
+    keep_set = split == "all" if keep_heldout_set is None else keep_heldout_set
     kept = []
     for s in sessions:
         if s.source not in allowed:
             counts[f"left_out:source_{s.source}"] += 1
+        elif not keep_set and s.problem_id.startswith(HELDOUT_SET + "/"):
+            counts["left_out:heldout_task"] += 1
         elif split == "train" and is_heldout(s, rule):
             counts["left_out:heldout_task"] += 1
         else:
