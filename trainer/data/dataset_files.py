@@ -66,10 +66,15 @@ def read_rows(path: Path, split: str) -> list[dict[str, Any]]:
 
 
 def load_split(path: Path, split: str = "train") -> Any:
-    """One split as a `datasets.Dataset`."""
+    """One split as a `datasets.Dataset`, with every column any row has (`Dataset.from_list` takes
+    the first row's keys only: a combined dataset whose first part has no `guide` or
+    `edit_format` column would lose the other parts' values without a word); a row without one
+    gets None there."""
     from datasets import Dataset
 
-    return Dataset.from_list(read_rows(path, split))
+    rows = read_rows(path, split)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    return Dataset.from_list([{key: row.get(key) for key in columns} for row in rows])
 
 
 def validation_problems(path: Path) -> list[Problem]:

@@ -62,3 +62,13 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
     assert _takes("48,all", 2) == [48, None]
     with pytest.raises(UserError, match="whole number"):
         _takes("4.5,all", 2)
+
+
+def test_a_column_only_later_rows_have_is_kept_when_loaded(tmp_path: Path) -> None:
+    """Combining an unguided dataset before a guided one: the guides must reach training."""
+    from trainer.data import dataset_files
+
+    rows = [{"prompt": "a", "prev_best": 0.0}, {"prompt": "b", "prev_best": 0.5, "guide": "def f(): ..."}]
+    dataset_files.write(tmp_path / "d", rows, [], [], {})
+    loaded = load_split(tmp_path / "d", "train")
+    assert loaded["guide"] == [None, "def f(): ..."] and loaded["prompt"] == ["a", "b"]
