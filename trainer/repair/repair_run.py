@@ -43,12 +43,14 @@ EVAL_SOURCE = "eval"
 
 def loop_settings(loop: LoopSettings, turns: int, bench: BenchmarkSection) -> LoopSettings:
     """A copy of the loop settings for repair sessions: sampled as `bench` says (greedy by
-    default), no repeat resampling (the benchmark measures the model as it is), turn 0 plus T turns."""
+    default), no repeat resampling and one candidate a turn (the benchmark measures the model as it
+    is, not a best of N), turn 0 plus T turns."""
     out = copy.copy(loop)
     out.turns = turns + 1
     out.temperature = [bench.temperature]
     out.top_p = bench.top_p
     out.repeat_resamples = 0
+    out.candidates = 1
     if bench.max_tokens:
         out.max_tokens = bench.max_tokens
     return out

@@ -28,8 +28,8 @@ class RepairSession(Session):
         super().__init__(*args, **kwargs)  # meta: which repair item and arm
         self.feedback_turn = feedback_turn or self.prompts.feedback_content
 
-    def _execute(self, index: int, messages: list[Message], reply: str, author: str) -> Turn:
-        turn = super()._execute(index, messages, reply, author)
+    def _execute(self, index: int, messages: list[Message], reply: str, author: str, emit: bool = True) -> Turn:
+        turn = super()._execute(index, messages, reply, author, emit)
         turn.feedback_message = self.feedback_turn(turn.feedback)
         return turn
 

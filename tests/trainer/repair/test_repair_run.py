@@ -16,3 +16,13 @@ def test_sessions_of_another_engine_do_not_match_and_an_unknown_engine_matches_a
     assert session_meta(item, "feedback", "default", loop, None) == before
     llama = session_meta(item, "feedback", "default", loop, "llama.cpp")
     assert llama != before and llama["repair"] == {**before["repair"], "engine": "llama.cpp"}
+
+
+def test_the_benchmark_samples_one_candidate_a_turn_whatever_the_loop_is_set_to() -> None:
+    """`loop.candidates: 3` is the assistant's best-of-3 (and raised a TypeError in repair
+    sessions); the benchmark measures the model as it is."""
+    from trainer.repair.repair_run import loop_settings
+    from trainer.repair.repair_settings import BenchmarkSection
+
+    out = loop_settings(LoopSettings(candidates=3), 1, BenchmarkSection())
+    assert out.candidates == 1 and out.turns == 2
