@@ -95,3 +95,17 @@ def test_packing_a_project_skips_a_file_removed_meanwhile_and_names_an_unreadabl
         _pack_project(str(tmp_path), 64)
     with pytest.raises(SandboxError, match="the project directory .*/typo does not exist"):
         _pack_project(str(tmp_path / "typo"), 64)
+
+
+def test_the_host_waits_for_a_pytest_run_as_long_as_the_harness_may_take(tmp_path) -> None:
+    """A pytest job of 12 named tests has 12 x 5 s in the harness; the host gave up at 57 s and an
+    honest slow suite read as a killed harness instead of a timeout."""
+    from sandbox.api import Project
+
+    (tmp_path / "m.py").write_text("x = 1\n")
+    limits = Limits(timeout_s=5.0, memory_mb=256, pids=64, cpus=1.0, output_bytes=65536, workdir_mb=32)
+    tests = [TestCase(name=f"test_m.py::test_{i}") for i in range(12)]
+    job = prepare("x = 1\n", tests, "pytest", limits, Project(str(tmp_path), "m.py"))
+    assert job.deadline_s > 12 * 5.0 + 20.0
+    single = prepare("x = 1\n", tests[:1], "pytest", limits, Project(str(tmp_path), "m.py"))
+    assert single.deadline_s == 20.0 + 7.0 + 30.0  # one test: as before
