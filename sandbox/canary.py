@@ -74,7 +74,7 @@ def _parts(snippet: str) -> tuple[str, ast.stmt] | None:
     if not tree.body or (len(tree.body) > 1 and (tree.body[-2].end_lineno or 0) >= tree.body[-1].lineno):
         return None
     last = tree.body[-1]
-    return "".join(line + "\n" for line in snippet.splitlines()[: last.lineno - 1]), last
+    return "".join(line + "\n" for line in pyast.source_lines(snippet)[: last.lineno - 1]), last
 
 
 def _same_shape(snippet: str) -> str | None:

@@ -188,6 +188,6 @@ def value_check(snippet: str) -> Check | None:
     segment = ast.get_source_segment(snippet, call)
     if segment is None or (isinstance(expected, float) and math.isnan(expected)):
         return None
-    lines = snippet.splitlines()
+    lines = pyast.source_lines(snippet)  # as `ast` numbers them (not at a form feed or U+2028)
     setup = "".join(line + "\n" for line in lines[: last.lineno - 1]) + "\n" * (call.lineno - last.lineno)
     return Check(kind, setup, segment, call.lineno, lines[call.lineno - 1], expected, bound, strict, message)

@@ -40,6 +40,16 @@ def test_value_shapes_keep_the_expected_value_out_of_the_child(snippet: str, sha
             assert literal not in child.splitlines()[-1]
 
 
+def test_a_form_feed_in_the_setup_keeps_it_whole_in_the_child() -> None:
+    """`str.splitlines` cut a setup line at a form feed (Python does not): the child's code was a
+    SyntaxError and an honest program failed the test."""
+    check = value_check('s = "a\x0cb"\nassert f(s) == 3\n')
+    assert check is not None and check.setup_src == 's = "a\x0cb"\n'
+    compile(check.child_code, "child", "exec")
+    canary = function_canary([TestCase(code='s = "a\u2028b"\nassert f(s) == 3')], [None])
+    assert canary is not None and 's = "a\u2028b"\n' in canary
+
+
 @pytest.mark.parametrize(
     "snippet",
     [
