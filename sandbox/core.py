@@ -169,9 +169,15 @@ class Sandbox:
             todo = [p for p in prepared if p.result is None]
             done = iter(self.backend.execute_many(todo) if todo else [])  # type: ignore[attr-defined]
             return [p.result if p.result is not None else next(done) for p in prepared]
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(jobs))) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(jobs)))
+        try:
             futures = [pool.submit(self.run, j.program, j.tests, j.kind, j.limits, j.project) for j in jobs]
             return [f.result() for f in futures]
+        except BaseException:  # Ctrl-C: the jobs not started yet are dropped, not run to the end
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            pool.shutdown(wait=True)
 
     # ------------------------------------------------------------------ lifecycle
     def warm(self) -> "Sandbox":

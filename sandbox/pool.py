@@ -147,14 +147,15 @@ class Pool:
                     self._starting += 1
                     break
                 self._cond.wait()
+        warm = None
         try:
             warm = self.start()
         finally:
-            with self._cond:
-                self._starting -= 1
+            with self._cond:  # counted as started and as one of all in one step: a waiter woken
+                self._starting -= 1  # in between would see room for one more container
+                if warm is not None:
+                    self._all[warm.id] = warm
                 self._cond.notify()
-        with self._cond:
-            self._all[warm.id] = warm
         return warm
 
     def release(self, warm: Warm, recycle: bool = False) -> None:

@@ -178,3 +178,26 @@ def test_containers_are_recycled_after_max_jobs(docker_client, sandbox) -> None:
         assert len(seen) >= 3  # jobs 1-2, 3-4, 5: three containers
     finally:
         box.close()
+
+
+def test_ctrl_c_during_run_many_drops_the_jobs_not_started(sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in a batch: the executor used to run every queued job to the end before the
+    interrupt reached the caller (minutes of a training batch)."""
+    import threading
+
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def run(program: str, *args: object) -> None:
+        with lock:
+            started.append(len(started))
+            first = len(started) == 1
+        if first:
+            raise KeyboardInterrupt
+        time.sleep(0.2)
+
+    monkeypatch.setattr(sandbox, "run", run)
+    monkeypatch.setattr(sandbox, "concurrency", 1)
+    with pytest.raises(KeyboardInterrupt):
+        sandbox.run_many([Job("print(1)", [TestCase(input="", output="1")]) for _ in range(20)])
+    assert len(started) <= 2
