@@ -131,6 +131,17 @@ def compare(
     )
 
 
+def verdict_words(lo: float | None, hi: float | None, margin: float) -> str:
+    """What the interval of B - A shows against -margin, in words that claim no more than it:
+    "shown not worse" (its lower end above), "shown worse" (its upper end below), or "not shown
+    worse" (it holds both: the lax `not_worse`, which is no evidence that B is as good)."""
+    if lo is not None and lo > -margin:
+        return "shown not worse than"
+    if hi is not None and hi < -margin:
+        return "shown worse than"
+    return "not shown worse (nor shown not worse) than"
+
+
 def _cell(d: Delta | None) -> str:
     if d is None:
         return "-"
@@ -160,10 +171,10 @@ def comparison_table(report: ComparisonReport) -> str:
     if report.unpaired_a or report.unpaired_b:
         lines += ["", f"Left out (no partner): {report.unpaired_a} from A, {report.unpaired_b} from B."]
     v = report.verdict
-    word = "NOT WORSE" if report.not_worse else "WORSE"
+    word = verdict_words(v.lo if v else None, v.hi if v else None, report.margin)
     lines += [
         "",
-        f"Verdict on {LABELS[report.metric]} at turn {report.turn}: B is {word} than A "
+        f"Verdict on {LABELS[report.metric]} at turn {report.turn}: B is {word} A "
         f"(B - A = {_cell(v).split(': ')[-1]}, margin {report.margin:g}).",
     ]
     return "\n".join(lines)

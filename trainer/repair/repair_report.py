@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from assistant.settings import BootstrapSection, EvalSection
 from trainer.eval.bootstrap import Delta, Estimate, paired_intervals, ratio_intervals
+from trainer.eval.paired import verdict_words
 from trainer.repair.repair_metrics import ARMS, LABELS, METRICS, RepairOutcome, counts
 
 KIND = "repair"
@@ -223,7 +224,7 @@ def comparison_table(result: dict[str, Any], turns: int) -> str:
     lines += [
         "",
         f"Verdict on the {v['arm']} arm's fix rate at turn {v['turn']}: B is "
-        f"{'NOT WORSE' if v['not_worse'] else 'WORSE'} than A (margin {v['margin']:g}).",
+        f"{verdict_words(v.get('lo'), v.get('hi'), v['margin'])} A (margin {v['margin']:g}).",
     ]
     return "\n".join(lines)
 

@@ -22,7 +22,7 @@ from trainer.eval.bootstrap import paired_intervals, ratio_intervals
 from trainer.eval.eval_metrics import SampleOutcome, outcome
 from trainer.eval.eval_report import EvalReport, plot, table
 from trainer.eval.eval_sets import select, shuffled, split_ids
-from trainer.eval.paired import CompareError, compare
+from trainer.eval.paired import CompareError, compare, verdict_words
 
 FAST = EvalSection(bootstrap=BootstrapSection(resamples=500))  # a quicker bootstrap
 HUMANEVAL_IDS = [f"HumanEval/{i}" for i in range(164)]
@@ -264,9 +264,15 @@ def test_compare_and_splits_commands(tmp_path: Path, capsys: pytest.CaptureFixtu
     b = make_report(times(BETTER, 5), model="b").save(tmp_path / "b.json")
     assert main(["eval", "compare", str(a), str(b), "--plot", str(tmp_path / "ab.png")]) == 0
     out = capsys.readouterr().out
-    assert "+0.333 [" in out and "B is NOT WORSE than A" in out and (tmp_path / "ab.png").is_file()
+    assert "+0.333 [" in out and "B is shown not worse than A" in out and (tmp_path / "ab.png").is_file()
     assert main(["eval", "compare", str(b), str(a), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"]["not_worse"] is False
+    # the words claim no more than the interval: [-0.30, +0.02] against a 0.05 margin shows nothing
+    assert verdict_words(-0.30, 0.02, 0.05).startswith("not shown worse (nor shown not worse)")
+    assert (verdict_words(-0.01, 0.2, 0.05), verdict_words(-0.4, -0.1, 0.05)) == (
+        "shown not worse than",
+        "shown worse than",
+    )
     (tmp_path / "bad.json").write_text("{}")
     assert main(["eval", "compare", str(a), str(tmp_path / "bad.json")]) == 1
     assert "not an evaluation report" in capsys.readouterr().err
