@@ -18,11 +18,19 @@ from typing import Any
 from assistant.interfaces import BatchRunner
 from assistant.loop import feedback, prompts
 from assistant.loop.prompts import PromptStyle
+from assistant.loop.sanitize import graded_program
 from assistant.messages import extract
 from assistant.problems.schema import Problem
 from sandbox.api import Job, RunResult
 from trainer.training.execution import run_with_retries
 from trainer.training.reward import score
+
+
+def graded_job(program: str, problem: Problem) -> Job:
+    """The sandbox job of one turn's program, graded as the bandit's reward grades it (the answer
+    sanitized: a function answer's own example asserts do not fail it), so the two sides of
+    `cobalt bench train` score the same programs alike."""
+    return Job(program=graded_program(program, problem.kind), tests=problem.all_tests(), kind=problem.kind)
 
 
 class MultiTurnRollout:
@@ -98,10 +106,7 @@ class MultiTurnRollout:
             texts = [self.tok.decode(r, skip_special_tokens=True) for r in replies]
             programs = [extract.code(t) for t in texts]
             runnable = [k for k, p in enumerate(programs) if p]
-            jobs = [
-                Job(program=programs[k] or "", tests=problems[active[k]].all_tests(), kind=problems[active[k]].kind)
-                for k in runnable
-            ]
+            jobs = [graded_job(programs[k] or "", problems[active[k]]) for k in runnable]
             ran, _ = run_with_retries(self.sandbox, jobs, 1, 0.5) if jobs else ([], 0)
             results: list[Any] = [None] * len(active)
             for k, res in zip(runnable, ran):
