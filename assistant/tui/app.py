@@ -42,6 +42,14 @@ from assistant.tui.widgets import (
 )
 
 
+def _unquoted(command: str) -> str:
+    """The test command as typed, without the quotes around it when it is quoted whole
+    (`--test "pytest -q"`); quotes inside it (`pytest -k "a or b"`) are the command's own."""
+    if len(command) >= 2 and command[0] == command[-1] and command[0] in "'\"" and command[0] not in command[1:-1]:
+        return command[1:-1]
+    return command
+
+
 class CobaltApp(DialogActions, DebugActions, App[int]):
     """Solve, watch, edit and resume sessions."""
 
@@ -259,7 +267,7 @@ class CobaltApp(DialogActions, DebugActions, App[int]):
         """Open PROBLEM (FILE, FILE#ID, HumanEval/N), or `FILE.py --test CMD`: a debug session."""
         if " --test " in f" {spec} ":
             file, _, command = spec.partition("--test")
-            return self.open_debug(Path(file.strip()), command.strip().strip("'\""))
+            return self.open_debug(Path(file.strip()), _unquoted(command.strip()))
         return self._opened(lambda: self.controller.load_problem(spec), self._problem_notice)
 
     def open_debug(self, file: Path, test_command: str, root: Path | None = None) -> bool:

@@ -20,6 +20,7 @@ from tests.assistant.tui.tui_support import ScriptedClient, answer, idle, make_a
 pytestmark = pytest.mark.docker
 BROKEN = "import math\n\n\ndef mul(a, b):\n    return a + b\n\n\ndef area(r):\n    return math.pi * r * r\n"
 WRONG, FIXED = MUL_WRONG, MUL_FIXED
+KEY_NAMES = {" ": "space", '"': "quotation_mark", "'": "apostrophe"}
 
 
 @pytest.fixture
@@ -126,15 +127,20 @@ def test_the_open_dialog_opens_a_debug_session_from_file_and_test_command(debug_
 
     async def scenario() -> None:
         async with app.run_test(size=(140, 40)) as pilot:
-            await pilot.press("ctrl+o")
-            await pilot.pause()
-            await pilot.press("tab")
-            for key in "calc.py --test python -m pytest -q":
-                await pilot.press("space" if key == " " else key)
-            await pilot.press("enter")
-            await pilot.pause()
-            assert app.controller.debug_file == (project / "calc.py").resolve()
-            assert app.controller.problem.test_command == "python -m pytest -q"
+            for typed, command in (
+                ("calc.py --test python -m pytest -q", "python -m pytest -q"),
+                ('calc.py --test python -m pytest -q -k "mul or area"', 'python -m pytest -q -k "mul or area"'),
+                ("calc.py --test 'python -m pytest'", "python -m pytest"),  # quoted whole: the quotes go
+            ):
+                await pilot.press("ctrl+o")
+                await pilot.pause()
+                await pilot.press("tab")
+                for key in typed:
+                    await pilot.press(KEY_NAMES.get(key, key))
+                await pilot.press("enter")
+                await pilot.pause()
+                assert app.controller.debug_file == (project / "calc.py").resolve()
+                assert app.controller.problem.test_command == command
 
     asyncio.run(scenario())
 
