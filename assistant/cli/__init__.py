@@ -28,6 +28,7 @@ from assistant.cli import (
     trajectories_cmd,
     tui_cmd,
 )
+from assistant.cli.loop_output import sigterm_as_interrupt
 from assistant.errors import UserError, user_error_types
 from assistant.settings_loader import load_settings
 
@@ -72,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
                 return tui_cmd.run_default(args, settings, parser)
             parser.print_help()
             return 0
-        return int(func(args, settings) or 0)
+        with sigterm_as_interrupt():  # every command: a `finally` stops what it started
+            return int(func(args, settings) or 0)
     except KeyboardInterrupt:
         print("cobalt: interrupted", file=sys.stderr)
         return 130

@@ -149,7 +149,13 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM (a `timeout`, a closed terminal, `systemctl stop`) raises KeyboardInterrupt in
-    the main thread, as Ctrl-C does, so a running session ends as `interrupted`."""
+    the main thread, as Ctrl-C does, so a running session ends as `interrupted` and every
+    `finally` runs (a private model server is stopped). Outside the main thread: nothing."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
 
     def handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt

@@ -144,3 +144,37 @@ def test_unreadable_settings_are_one_sentence(tmp_path: Path) -> None:
 def test_a_port_out_of_range_is_refused_by_the_parser(tmp_path: Path) -> None:
     proc = run_cli("serve", "--port", "70000", "--detach", home=tmp_path)
     assert proc.returncode == 2 and "'70000' is not a port (1-65535)" in proc.stderr and "Traceback" not in proc.stderr
+
+
+SIGTERMED = """
+import os, signal, sys, time
+import assistant.cli as cli
+
+def command(args, settings):
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)
+        return 0
+    finally:
+        print("server stopped", flush=True)
+
+real = cli.build_parser
+
+def parser():  # the real parser, with one command more
+    built = real()
+    sub = next(a for a in built._actions if a.dest == "command")
+    sub.add_parser("sleepy").set_defaults(func=command)
+    return built
+
+cli.build_parser = parser
+sys.exit(cli.main(["sleepy"]))
+"""
+
+
+def test_sigterm_to_any_command_runs_its_finally_and_exits_130(tmp_path: Path) -> None:
+    """`timeout 6h cobalt retrain`: SIGTERM used to end the process at once, past the `finally`
+    that stops the gate's private model server (gigabytes left running for good)."""
+    env = {**os.environ, "COBALT_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", SIGTERMED], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 130 and done.stdout == "server stopped\n", done
+    assert "cobalt: interrupted" in done.stderr
