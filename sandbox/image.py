@@ -20,10 +20,12 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import docker
+import requests
 
 from sandbox.api import SandboxError
 
@@ -40,6 +42,8 @@ HARNESS_CMD = [
 ]
 ONLINE_BASE, ONLINE_BASE_TAG = "python:3.11-slim", "cobalt-sandbox-base:python3.11-slim"
 OFFLINE_BASE_TAG, SUITE = "cobalt-sandbox-base:bookworm", "bookworm"
+# what the Docker engine's calls raise (sandbox.engine's own list, which imports this module)
+ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
 LOCK_PATH = os.path.join(tempfile.gettempdir(), "cobalt-sandbox-build.lock")
 USER_LINES = {
     "etc/passwd": "sandbox:x:10001:10001:cobalt sandbox:/tmp:/usr/sbin/nologin\n",
@@ -120,8 +124,7 @@ def build_image(
     if not force and image_exists(client, tag):
         progress(f"sandbox image {tag} is up to date")
         return tag
-    with open(LOCK_PATH, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _build_lock():
         if not force and image_exists(client, tag):  # another process built it meanwhile
             progress(f"sandbox image {tag} is up to date")
             return tag
@@ -152,6 +155,26 @@ def _base(client: docker.DockerClient, offline: bool | None, progress: Progress)
     return OFFLINE_BASE_TAG
 
 
+@contextmanager
+def _build_lock() -> Iterator[None]:
+    """One build at a time on this machine (flock on LOCK_PATH). The file is opened for writing
+    by anyone (a `sudo cobalt sandbox build` must not leave a root-only lock that refuses the
+    next user's build); a lock that cannot be opened is one sentence."""
+    try:
+        fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise SandboxError(f"cannot open the sandbox build lock {LOCK_PATH} ({exc.strerror}); remove it") from None
+    try:
+        os.fchmod(fd, 0o666)
+    except OSError:
+        pass  # another user's file: it is usable as it is
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def _docker_build(
     client: docker.DockerClient, dockerfile: str, files: dict[str, bytes], tag: str, progress: Progress
 ) -> None:
@@ -162,13 +185,18 @@ def _docker_build(
             info.size, info.mode, info.mtime = len(data), 0o644, 0
             tar.addfile(info, io.BytesIO(data))
     buf.seek(0)
-    stream = client.api.build(fileobj=buf, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False, decode=True)
-    for chunk in stream:
-        if "error" in chunk:
-            raise SandboxError(f"docker build of {tag} failed: {_first_line(chunk['error'])}")
-        line = str(chunk.get("stream", "")).strip()
-        if line.startswith("Step "):
-            progress(f"  {line}")
+    try:
+        stream = client.api.build(
+            fileobj=buf, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False, decode=True
+        )
+        for chunk in stream:
+            if "error" in chunk:
+                raise SandboxError(f"docker build of {tag} failed: {_first_line(chunk['error'])}")
+            line = str(chunk.get("stream", "")).strip()
+            if line.startswith("Step "):
+                progress(f"  {line}")
+    except ENGINE_ERRORS as exc:
+        raise SandboxError(f"docker build of {tag} failed: the Docker engine said {_first_line(str(exc))}") from None
 
 
 def _build_offline_base(client: docker.DockerClient, progress: Progress) -> None:
@@ -205,6 +233,8 @@ def _build_offline_base(client: docker.DockerClient, progress: Progress) -> None
         )
     except subprocess.CalledProcessError as exc:
         raise SandboxError(f"building the offline base image failed: {exc}") from None
+    except ENGINE_ERRORS as exc:
+        raise SandboxError(f"importing the offline base image failed: {_first_line(str(exc))}") from None
     finally:
         _unmount_below(root)
         shutil.rmtree(work, ignore_errors=True)

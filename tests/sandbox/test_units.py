@@ -109,3 +109,30 @@ def test_the_host_waits_for_a_pytest_run_as_long_as_the_harness_may_take(tmp_pat
     assert job.deadline_s > 12 * 5.0 + 20.0
     single = prepare("x = 1\n", tests[:1], "pytest", limits, Project(str(tmp_path), "m.py"))
     assert single.deadline_s == 20.0 + 7.0 + 30.0  # one test: as before
+
+
+def test_the_build_lock_is_left_usable_by_any_user_and_engine_errors_are_one_sentence(tmp_path, monkeypatch) -> None:
+    """`sudo cobalt sandbox build` left a root-only 0644 lock: the next user's build failed with a
+    PermissionError traceback. A Docker engine error during the build was a traceback too."""
+    import os
+    import types
+
+    import docker
+
+    from sandbox import image
+
+    lock = tmp_path / "build.lock"
+    lock.write_text("")
+    lock.chmod(0o644)
+    monkeypatch.setattr(image, "LOCK_PATH", str(lock))
+    with image._build_lock():
+        pass
+    assert lock.stat().st_mode & 0o777 == 0o666
+
+    def refused(**kwargs):
+        raise docker.errors.APIError("500 Server Error: no space left on device")
+
+    client = types.SimpleNamespace(api=types.SimpleNamespace(build=refused))
+    with pytest.raises(SandboxError, match=r"^docker build of t:1 failed: the Docker engine said .*no space left"):
+        image._docker_build(client, "FROM scratch\n", {}, "t:1", lambda _: None)
+    assert os.path.exists(lock)
