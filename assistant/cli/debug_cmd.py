@@ -137,10 +137,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         passed = sum(t.passed for t in before.tests)
         say(f"{problem.target_file} in {problem.project_dir}: {passed}/{len(before.tests)} tests pass now")
         session = _session(args, settings, problem, runner, before)
-        _go(args, settings, session)
+        interrupted = _go(args, settings, session)
     finally:
         sandbox.close()
-    return _report(args, settings, file, problem.starter_code, session)
+    return _report(args, settings, file, problem.starter_code, session, interrupted)
 
 
 def _no_target(result: RunResult, test_command: str) -> str:
@@ -165,8 +165,9 @@ def _session(
     )
 
 
-def _go(args: argparse.Namespace, settings: Settings, session: Session, more_turns: int | None = None) -> None:
-    """Run the session, stored as it goes; a resumed one (`more_turns`) is marked running again."""
+def _go(args: argparse.Namespace, settings: Settings, session: Session, more_turns: int | None = None) -> bool:
+    """Run the session, stored as it goes; a resumed one (`more_turns`) is marked running again.
+    True when Ctrl-C (or SIGTERM) stopped it: the turns so far are stored and still reported."""
     limit = None if more_turns is None else len(session.turns) + more_turns
     live = printer(args, limit or session.settings.turns, 0, 0)
     with open_store(settings) as store, sigterm_as_interrupt():
@@ -175,7 +176,11 @@ def _go(args: argparse.Namespace, settings: Settings, session: Session, more_tur
         record(session, store)
         if live is not None:
             session.subscribe(live)
-        session.run(max_turns=limit)
+        try:
+            session.run(max_turns=limit)
+        except KeyboardInterrupt:
+            return True
+    return False
 
 
 def _resume(args: argparse.Namespace, settings: Settings) -> int:
@@ -195,20 +200,30 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
         args.edit_format = args.edit_format or (record_.meta or {}).get("edit_format")
         session = _session(args, settings, problem, runner, before)
         session.id, session.turns = record_.id, list(record_.turns)
-        _go(args, settings, session, more_turns=args.turns or settings.debug.turns or settings.loop.turns)
+        more = args.turns or settings.debug.turns or settings.loop.turns
+        interrupted = _go(args, settings, session, more_turns=more)
     finally:
         sandbox.close()
-    return _report(args, settings, file, problem.starter_code, session)
+    return _report(args, settings, file, problem.starter_code, session, interrupted)
 
 
-def _report(args: argparse.Namespace, settings: Settings, file: Path, original: str, session: Session) -> int:
+def _report(
+    args: argparse.Namespace,
+    settings: Settings,
+    file: Path,
+    original: str,
+    session: Session,
+    interrupted: bool = False,
+) -> int:
+    """The best turn's fix (the diff, its tests) and, with --apply, the file written. An
+    interrupted run is reported as far as it got and writes nothing."""
     best = best_turn(session.turns, getattr(session, "first_run", None), str(session.problem.test_command))
     fixed = best.program if best else None
     diff = unified_diff(original, fixed, str(session.problem.target_file)) if fixed else ""
     passed = bool(best and best.passed_public)
     backup = (
         apply_change(file, fixed, _journal(settings), args.force, original)
-        if args.apply and passed and fixed and diff
+        if args.apply and passed and fixed and diff and not interrupted
         else None
     )
     if args.json:
@@ -224,12 +239,14 @@ def _report(args: argparse.Namespace, settings: Settings, file: Path, original: 
                     "fixed_by": best.author if passed and best else None,
                     "search": session.meta.get("search"),
                     "deadline": session.meta.get("deadline"),
+                    "interrupted": interrupted,
                 }
             )
         )
     else:
         print(
-            f"\n{'the tests pass' if passed else 'no fix passes every test'} after {len(session.turns)} "
+            f"\n{'interrupted; ' if interrupted else ''}"
+            f"{'the tests pass' if passed else 'no fix passes every test'} after {len(session.turns)} "
             f"turn(s); session {session.id}{'; ' + session.error if session.error else ''}"
         )
         stopped = session.meta.get("deadline")
@@ -248,6 +265,9 @@ def _report(args: argparse.Namespace, settings: Settings, file: Path, original: 
             print(f"\nwrote {file} (backup: {backup}); `cobalt debug --undo` restores it")
         elif passed and diff:
             print(f"\nrun again with --apply to write this fix to {file}")
+    if interrupted:
+        print(f"cobalt: interrupted; {file} is unchanged", file=sys.stderr)
+        return 130
     if args.apply and not passed:
         print(f"cobalt: error: no passing fix was found; {file} is unchanged", file=sys.stderr)
     return 0 if passed else 1

@@ -349,3 +349,28 @@ def test_a_file_that_does_not_parse_is_shown_whole_and_fixed_by_a_search_replace
     assert "Here is `calc.py`:" in prompt and "def mul(a, b)\n    return a * b" in prompt
     assert "SEARCH/REPLACE" in prompt  # the functions format cannot place code in a file with no syntax tree
     assert (project / "calc.py").read_text() == FIXED
+
+
+def test_ctrl_c_reports_the_best_edit_so_far_and_writes_nothing(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C during the second model turn: the first turn's better edit is still shown (and the
+    --json object still printed), nothing is written though --apply was given, exit 130."""
+    project = calc_project(tmp_path / "double", DOUBLE, DOUBLE_TESTS)
+    better = "def mul(a, b):\n    if (a, b) == (2, 3):\n        return 6\n    return a + b"
+
+    class Interrupted(ScriptedClient):
+        def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+            if self.calls:
+                raise KeyboardInterrupt
+            return super().request_kwargs(messages)
+
+    monkeypatch.setenv("COBALT__DEBUG__DEADLINE_S", "0")
+    use_model(monkeypatch, Interrupted([answer(better)]))
+    argv = ["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--apply", "--json", "--turns", "3"]
+    assert main(argv) == 130
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert result["interrupted"] and not result["passed"] and not result["applied"]
+    assert "+    if (a, b) == (2, 3):" in result["diff"] and "calc.py is unchanged" in err
+    assert (project / "calc.py").read_text() == DOUBLE and not list(project.glob("*.orig*"))
