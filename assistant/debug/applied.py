@@ -74,11 +74,24 @@ def _replace(file: Path, data: bytes) -> None:
         raise
 
 
-def apply_change(file: Path, text: str, journal_dir: Path, force: bool = False, original: str | None = None) -> Path:
+class DirtyFile(UserError):
+    """The file has uncommitted git changes (the TUI asks; the CLI wants --force)."""
+
+
+def apply_change(
+    file: Path,
+    text: str,
+    journal_dir: Path,
+    force: bool = False,
+    original: str | None = None,
+    dirty_ok: bool = False,
+) -> Path:
     """Back `file` up (file.py.orig, .orig.1, ...), write `text`, log it; returns the backup.
-    `original`: the text the fix was made from; the file is not written when it reads otherwise now."""
-    if not force and git_dirty(file):
-        raise UserError(
+    `original`: the text the fix was made from; the file is not written when it reads otherwise now.
+    `force` lifts both checks; `dirty_ok` only the one for uncommitted git changes (the person said
+    yes to writing over them), never the one for a file changed since the fix was made."""
+    if not (force or dirty_ok) and git_dirty(file):
+        raise DirtyFile(
             f"{file} has uncommitted changes; commit or stash them first (or pass --force: a backup is kept "
             "and `cobalt debug --undo` restores it)"
         )

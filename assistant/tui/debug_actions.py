@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.debug.applied import apply_change, journal_dir, undo_last
+from assistant.debug.applied import DirtyFile, apply_change, journal_dir, undo_last
 from assistant.debug.fix_file import best_turn
 from assistant.errors import UserError
+from assistant.tui import screens
 from assistant.tui.keys import UNDO_FIX_KEY
 
 DEBUG_ACTIONS = {"apply_fix", "undo_fix"}
@@ -31,11 +32,28 @@ class DebugActions:
         if best is None or not best.passed_public or best.program is None:
             self.notify("No turn passes every test yet; nothing to write.", severity="warning", timeout=5)  # type: ignore[attr-defined]
             return
+        self._write_fix(best.program, dirty_ok=False)
+
+    def _write_fix(self, program: str, dirty_ok: bool) -> None:
+        """Write `program` over the debug file; a file with uncommitted git changes is written only
+        once the person says yes (a backup is kept either way)."""
+        c = self.controller
         try:
             original = c.problem.starter_code if c.problem is not None else None
-            backup = apply_change(
-                c.debug_file, best.program, journal_dir(c.services.settings.paths.data_dir), original=original
+            journal = journal_dir(c.services.settings.paths.data_dir)
+            backup = apply_change(c.debug_file, program, journal, original=original, dirty_ok=dirty_ok)
+        except DirtyFile:
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._write_fix(program, dirty_ok=True)
+
+            question = (
+                f"{c.debug_file.name} has uncommitted changes. Write the fix over them anyway? A backup is kept "
+                f"and {UNDO_FIX_KEY} restores it."
             )
+            self.push_screen(screens.ConfirmScreen(question, yes="Write", no="Cancel"), answered)  # type: ignore[attr-defined]
+            return
         except UserError as exc:
             self.notify(str(exc), title="Not written", severity="error", timeout=10)  # type: ignore[attr-defined]
             return

@@ -83,6 +83,40 @@ def test_a_debug_session_shows_the_failure_fixes_the_file_and_undoes_it(debug_ap
     assert ("warning", "", "No turn passes every test yet; nothing to write.") in app.notices
 
 
+def test_writing_over_uncommitted_changes_asks_first(debug_app: Any, project: Path) -> None:
+    """f2 on a file with uncommitted git changes (the usual case while debugging): the TUI asks,
+    instead of refusing with advice to pass --force, which it has no way to take."""
+    import subprocess
+
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=project, check=True)
+    edited = BROKEN + "\n# my own edit\n"
+    (project / "calc.py").write_text(edited)
+    app = debug_app(ScriptedClient([answer(FIXED)]))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+r")
+            await idle(pilot, app)
+            await pilot.press(APPLY_FIX_KEY)
+            await pilot.pause()
+            assert "uncommitted changes" in str(app.screen.query_one("#confirm-question").render())
+            await pilot.press("n")  # no: nothing written
+            await pilot.pause()
+            assert (project / "calc.py").read_text() == edited
+            await pilot.press(APPLY_FIX_KEY)
+            await pilot.pause()
+            await pilot.press("y")
+            await pilot.pause()
+            assert (project / "calc.py").read_text() == edited.replace("a + b", "a * b")
+            assert (project / "calc.py.orig").read_text() == edited
+
+    asyncio.run(scenario())
+
+
 def test_the_persons_own_edit_is_tested_as_the_whole_file_they_typed(debug_app: Any, project: Path) -> None:
     """ctrl+t in a debug session: a changed constant or import is the person's edit too; the turn
     tests the file exactly as the editor holds it and the editor keeps it."""
