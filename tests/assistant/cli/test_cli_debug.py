@@ -4,7 +4,6 @@ sandbox; the user's file changes only with --apply, after a backup."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from tests.assistant.debug.projects import (
     MEAN_FIXED,
     MUL_FIXED,
     calc_project,
+    commit_all,
     stats_project,
 )
 from tests.assistant.loop_fakes import ByTemperature, ScriptedClient, answer
@@ -177,10 +177,7 @@ def test_undo_restores_the_last_applied_fix_once(
 def test_apply_refuses_a_file_with_uncommitted_git_changes_unless_forced(
     cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=project, check=True)
-    subprocess.run([*git, "commit", "-qm", "start"], cwd=project, check=True)
+    commit_all(project)
     edited = BROKEN + "\n# my own edit\n"
     (project / "calc.py").write_text(edited)
     use_model(monkeypatch, ScriptedClient([answer(FIXED)]))

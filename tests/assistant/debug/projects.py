@@ -43,3 +43,13 @@ DOUBLE_TESTS = (
 def stats_project(root: Path) -> Path:
     """A package project whose `mean` crashes inside the module (a frame points at it)."""
     return write_project(root, {"pkg/__init__.py": "", "pkg/stats.py": CRASHING, "tests/test_stats.py": STATS_TESTS})
+
+
+def commit_all(root: Path) -> None:
+    """Make `root` a git repository with everything in it committed (so a later edit is dirty)."""
+    import subprocess
+
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=root, check=True)

@@ -14,7 +14,7 @@ import pytest
 from assistant.store.trajectory import PASSED
 from assistant.tui.keys import APPLY_FIX_KEY, UNDO_FIX_KEY
 from assistant.tui.widgets import ProblemView, ProgramEditor, ResultsTable, TurnTimeline
-from tests.assistant.debug.projects import MUL_FIXED, MUL_WRONG, calc_project
+from tests.assistant.debug.projects import MUL_FIXED, MUL_WRONG, calc_project, commit_all
 from tests.assistant.tui.tui_support import ScriptedClient, answer, idle, make_app, wait_for
 
 pytestmark = pytest.mark.docker
@@ -86,12 +86,7 @@ def test_a_debug_session_shows_the_failure_fixes_the_file_and_undoes_it(debug_ap
 def test_writing_over_uncommitted_changes_asks_first(debug_app: Any, project: Path) -> None:
     """f2 on a file with uncommitted git changes (the usual case while debugging): the TUI asks,
     instead of refusing with advice to pass --force, which it has no way to take."""
-    import subprocess
-
-    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=project, check=True)
-    subprocess.run([*git, "commit", "-qm", "start"], cwd=project, check=True)
+    commit_all(project)
     edited = BROKEN + "\n# my own edit\n"
     (project / "calc.py").write_text(edited)
     app = debug_app(ScriptedClient([answer(FIXED)]))
