@@ -78,6 +78,18 @@ class DialogActions:
         def chosen(path: Path | None) -> None:
             if path is None:
                 return
+            if path.expanduser().is_file():
+
+                def answered(yes: bool | None) -> None:
+                    if yes:
+                        write(path)
+
+                question = f"{path} exists. Replace it with this program? (No backup is kept.)"
+                self.push_screen(screens.ConfirmScreen(question, yes="Replace", no="Cancel"), answered)
+                return
+            write(path)
+
+        def write(path: Path) -> None:
             try:
                 saved, replaced = save_program(program, path)
             except OSError as exc:

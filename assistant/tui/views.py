@@ -12,6 +12,7 @@ from rich.text import Text
 
 from assistant.problems.schema import Problem
 from assistant.store.trajectory import Turn
+from assistant.tui.keys import APPLY_FIX_KEY
 from sandbox.api import RunResult, TestCase, TestResult
 
 ICONS = {"passed": "✔", "failed": "✘", "no_code": "∅", "running": "…", "human": "✎"}
@@ -193,10 +194,12 @@ def ended_notice(status: str, turns: list[Turn], problem: Problem | None) -> tup
     last = turns[-1] if turns else None
     hidden = counts(last.hidden, len(problem.hidden_tests)) if last and problem else "-"
     if status == "passed":
+        debugging = problem is not None and problem.source == "debug"  # the user's own file: f2 writes it
+        then = f"{APPLY_FIX_KEY} writes the fix into {problem.target_file}" if debugging else "ctrl+s saves the program"
         return (
             "information",
             "Solved",
-            f"All public tests pass after {len(turns)} turn(s); hidden {hidden}. ctrl+s saves the program.",
+            f"All public tests pass after {len(turns)} turn(s); hidden {hidden}. {then}.",
         )
     if status == "unsolved":
         return (

@@ -80,6 +80,8 @@ def test_a_debug_session_shows_the_failure_fixes_the_file_and_undoes_it(debug_ap
     asyncio.run(scenario())
     titles = [n[1] for n in app.notices]
     assert "Fix applied" in titles and "Undone" in titles
+    solved = next(n[2] for n in app.notices if n[1] == "Solved")
+    assert f"{APPLY_FIX_KEY} writes the fix into calc.py" in solved and "ctrl+s" not in solved
     assert ("warning", "", "No turn passes every test yet; nothing to write.") in app.notices
 
 

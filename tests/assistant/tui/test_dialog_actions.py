@@ -151,6 +151,17 @@ def test_diff_two_turns_and_save_the_solution(tui: Any, tmp_path: Path) -> None:
             field.value = str(tmp_path / "out" / "sum.py")
             await pilot.press("enter")
             await wait_for(pilot, lambda: (tmp_path / "out" / "sum.py").exists(), what="the file")
+            mine = tmp_path / "mine.py"  # a file of the user's: replaced only once they say so
+            mine.write_text("precious = 1\n")
+            for answer_key, expected in (("n", "precious = 1\n"), ("y", RIGHT_SUM + "\n")):
+                save = await _open(pilot, app, "ctrl+s", SaveSolutionScreen)
+                save.query_one(Input).value = str(mine)
+                await pilot.press("enter")
+                await pilot.pause()
+                assert "exists. Replace it" in str(app.screen.query_one("#confirm-question").render())
+                await pilot.press(answer_key)
+                await pilot.pause()
+                assert mine.read_text() == expected
 
     asyncio.run(scenario())
     assert (tmp_path / "out" / "sum.py").read_text() == RIGHT_SUM + "\n"
