@@ -47,6 +47,7 @@ from sandbox.harness.proc import (
     oom_kills,
     prctl,
     reap_all,
+    remove_ipc,
     spawn,
     supervise,
     wipe,
@@ -223,7 +224,7 @@ def run() -> None:
     header = read_frame()
     if header is None:
         return
-    if not (wipe("/work") and wipe("/tmp") and reap_all()):
+    if not (wipe("/work") and wipe("/tmp") and reap_all() and remove_ipc()):
         emit({"fatal": "the container was not clean"})
         return
     if header["kind"] == "pytest":

@@ -52,6 +52,34 @@ def wipe(path: str) -> bool:
     return ok
 
 
+IPC_RMID = 0
+IPC_KINDS = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
+
+
+def remove_ipc() -> bool:
+    """Remove every System V IPC object (shared memory, message queues, semaphores) in the
+    container's IPC namespace: a program's shared memory outlives it and counts against the
+    container's memory, so later jobs there would run out of it. True once none is left."""
+    ok = True
+    for kind, call in IPC_KINDS:
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) < 2 or not fields[1].isdigit():
+                continue
+            ident = ctypes.c_int(int(fields[1]))
+            if call == "semctl":
+                done = _libc.semctl(ident, ctypes.c_int(0), ctypes.c_int(IPC_RMID))
+            else:
+                done = getattr(_libc, call)(ident, ctypes.c_int(IPC_RMID), ctypes.c_void_p(None))
+            ok = ok and done == 0
+    return ok
+
+
 def reap_all(limit_s: float = 2.0) -> bool:
     """Kill every process of ours except PID 1 and this one; True once none is left."""
     me, end = os.getpid(), time.monotonic() + limit_s

@@ -233,3 +233,26 @@ except OSError:
     result = sandbox.run(program, [TestCase(input="", output="unmatchable")] * 2, "stdio")
     assert [t.status for t in result.tests] == ["failed", "failed"]
     assert result.tests[0].stdout == "denied\n"
+
+
+def test_shared_memory_a_program_leaves_is_gone_before_the_next_job(docker_client, sandbox) -> None:
+    """System V shared memory outlives the process that made it and counts against the
+    container's memory: left there, it would starve every later job of that container."""
+    from sandbox import Sandbox
+
+    leave = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+for _ in range(3):
+    assert libc.shmget(0, 1 << 20, 0o1600) >= 0  # IPC_PRIVATE | IPC_CREAT | 0600, never removed
+print(len(open("/proc/sysvipc/shm").read().splitlines()) - 1)
+"""
+    count = 'print(len(open("/proc/sysvipc/shm").read().splitlines()) - 1)'
+    box = Sandbox(pool_size=1, limits=sandbox.limits, client=docker_client, transport=sandbox.transport)
+    try:
+        made = box.run(leave, [TestCase(input="", output="3\n")], "stdio")
+        assert made.pass_rate == 1.0, made
+        after = box.run(count, [TestCase(input="", output="0\n")], "stdio")
+        assert after.pass_rate == 1.0 and after.sandbox_error is None, after.tests[0]
+    finally:
+        box.close()
