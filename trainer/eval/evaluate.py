@@ -53,6 +53,7 @@ __all__ = [
     "split_ids",
     "SPLITS",
     "usable_sessions",
+    "client_meta",
     "table",
     "comparison_table",
     "describe",
@@ -84,6 +85,26 @@ def sampling_meta(loop: LoopSettings, model: str | None = None) -> dict[str, Any
             **({"feedback_wording": wording} if wording != DEFAULT_FEEDBACK_WORDING else {}),
         }
     }
+
+
+def client_meta(client: Any) -> dict[str, Any]:
+    """The served client's own settings that change its replies, stored with each eval session and
+    matched on reuse: the docstring ban off (`model.suppress_docstrings`), the repetition stop off
+    (`model.stop_on_repetition`), an adapter scale other than 1 (`server.llama.lora_scale`). Each
+    only where it differs from what every local session had before they were recorded, so those
+    still match; a provider's or a fake's client (no `base_model`) has none of them."""
+    if getattr(client, "base_model", None) is None:
+        return {}
+    out: dict[str, Any] = {}
+    if not getattr(client, "logit_bias", None):
+        out["docstrings"] = "allowed"
+    if getattr(client, "repeat_stop", None) is None:
+        out["repeat_stop"] = "off"
+    lora = (getattr(client, "extra_body", None) or {}).get("lora") or []
+    scales = {float(entry.get("scale", 0.0)) for entry in lora} - {0.0}
+    if scales - {1.0}:
+        out["lora_scale"] = max(scales)
+    return out
 
 
 def usable_sessions(
@@ -135,6 +156,7 @@ def evaluate(
     engine = engine_of(client)
     if engine:  # only when known, so that sessions stored before it was recorded still match
         meta = {"eval": {**meta["eval"], "engine": engine}}
+    meta = {"eval": {**meta["eval"], **client_meta(client)}}
     run = collect(
         to_run,
         client,

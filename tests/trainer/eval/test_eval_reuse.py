@@ -62,3 +62,20 @@ def test_a_session_with_another_feedback_wording_is_not_reused(cobalt_home: Path
         assert [s.id for s in usable_sessions(store, INC, "m", 3, GREEDY)] == [earlier]
         later = stored(store, own)
         assert [s.id for s in usable_sessions(store, INC, "m", 3, own)] == [later]
+
+
+def test_client_settings_that_change_replies_keep_their_sessions_apart() -> None:
+    """Toggling the docstring ban, the repetition stop or the adapter scale and rerunning `cobalt
+    eval` reused the earlier sessions, so the measured difference was 0 by construction."""
+    from types import SimpleNamespace
+
+    from assistant.messages.repetition import RepeatStop
+    from trainer.eval.evaluate import client_meta
+
+    as_shipped = SimpleNamespace(base_model="qwen-coder-1.5b", logit_bias={1: -100.0}, repeat_stop=RepeatStop(32, 8))
+    assert client_meta(as_shipped) == {}  # what every stored local session had: they still match
+    loose = SimpleNamespace(base_model="qwen-coder-1.5b", logit_bias=None, repeat_stop=None)
+    assert client_meta(loose) == {"docstrings": "allowed", "repeat_stop": "off"}
+    half = SimpleNamespace(**vars(as_shipped), extra_body={"lora": [{"id": 0, "scale": 0.0}, {"id": 1, "scale": 0.5}]})
+    assert client_meta(half) == {"lora_scale": 0.5}
+    assert client_meta(SimpleNamespace(base_model=None, logit_bias=None, repeat_stop=None)) == {}  # a provider
