@@ -91,7 +91,7 @@ def list_cmd(args: argparse.Namespace, config: Settings) -> int:
     registry = Registry.open(config.paths)
     current = read_current(registry.root)
     items = [
-        v.summary() | {"current": (current.get(v.base_model) or {}).get("version") == v.version}
+        v.summary() | {"current": (registry.current_entry(v.base_model) or {}).get("version") == v.version}
         for v in registry.versions(args.model)
     ]
     return print_result(args.json, {"adapters": items, "current": current}, lambda listed: _listing(listed["adapters"]))

@@ -23,7 +23,16 @@ from filelock import FileLock
 
 from assistant.errors import UserError
 from assistant.serving import llama_server, models
-from assistant.serving.adapters import CURRENT, HISTORY, META, adapters_root, read_current, served_name, version_dir
+from assistant.serving.adapters import (
+    CURRENT,
+    HISTORY,
+    META,
+    adapters_root,
+    read_current,
+    served_base_name,
+    served_name,
+    version_dir,
+)
 from assistant.settings import PathsSettings, Settings
 from assistant.store import atomic
 from assistant.store.jsonl_log import append_row, read_rows
@@ -92,7 +101,7 @@ class Registry:
         return AdapterVersion(int(version), path, json.loads((path / META).read_text()))
 
     def current(self, base_model: str) -> AdapterVersion | None:
-        entry = read_current(self.root).get(base_model)
+        entry = self.current_entry(base_model)
         if not entry or entry.get("version") is None:
             return None
         try:
@@ -101,7 +110,9 @@ class Registry:
             return None
 
     def current_entry(self, base_model: str) -> dict[str, Any] | None:
-        return read_current(self.root).get(base_model)
+        """`current.json`'s entry for a base model, keyed as the server names it (a checkpoint
+        folder's `<name>-<hash8>`), which is how serving looks the promoted adapter up."""
+        return read_current(self.root).get(served_base_name(base_model))
 
     def gate_of(self, version: int) -> dict[str, Any] | None:
         """The last gate decision recorded on `version` (None: never gated)."""
@@ -147,7 +158,7 @@ class Registry:
         atomic.write_json(version_dir(self.root, version) / GATE, {**decision, "recorded_at": time.time()})
 
     def _set_current(self, base_model: str, version: AdapterVersion | None, reason: str, previous: int | None) -> None:
-        data = read_current(self.root)
+        data, base_model = read_current(self.root), served_base_name(base_model)
         if version is None:
             data.pop(base_model, None)
         else:

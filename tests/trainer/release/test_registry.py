@@ -66,6 +66,21 @@ def test_promote_and_rollback_chain(tmp_path: Path) -> None:
     assert not list(reg.root.glob(".*.tmp"))  # atomic writes leave nothing behind
 
 
+def test_the_promoted_adapter_of_a_checkpoint_folder_is_found_under_its_served_name(tmp_path: Path) -> None:
+    """Trained with `--model runs/merged` (a folder), promoted: current.json was keyed by the path
+    as typed and serving looked it up by the served name, so the adapter was never served."""
+    from assistant.serving.adapters import current_adapter, served_base_name
+
+    folder = tmp_path / "runs" / "merged"
+    folder.mkdir(parents=True)
+    reg = Registry(tmp_path / "adapters")
+    reg.register(fake_adapter(tmp_path / "a1"), meta(str(folder)))
+    reg.promote(1, "night")
+    served = served_base_name(str(folder))
+    assert current_adapter(reg.root, served)["version"] == 1  # what the server start reads
+    assert reg.current(str(folder)).version == 1 and reg.current_entry(str(folder))["version"] == 1
+
+
 def test_versions_are_per_base_but_numbers_are_global(tmp_path: Path) -> None:
     reg = Registry(tmp_path / "adapters")
     reg.register(fake_adapter(tmp_path / "a"), meta("tiny"))
