@@ -132,8 +132,14 @@ def _summary(
     steps_here: int,
     cpu_s: float = 0.0,
     prompts: int = 0,
+    first_step: int = 0,
 ) -> dict[str, Any]:
+    """The run's figures for the adapter's metadata. `sandbox` (the reward's counts) and the
+    timings cover this process's steps only, after `first_step` (a resumed run's later part; which
+    steps: `sandbox_steps`); the reward curve and `shares` (the per-step shares of tampered,
+    flagged and code-less completions, averaged) cover every logged step."""
     rewards = [r["reward"] for r in rows]
+    share_keys = sorted({k for r in rows for k in r if k.startswith("reward/") and k.endswith("_share")})
     split = sorted({k for r in rows for k in r if k.startswith("time/")})
     third = max(1, len(rewards) // 3)
     return {
@@ -143,6 +149,13 @@ def _summary(
         "last_reward": sum(rewards[-third:]) / third if rewards else None,
         "reward_curve": [round(r, 4) for r in rewards],
         "sandbox": dict(totals),
+        "sandbox_steps": [first_step + 1, rows[-1]["step"]] if rows else None,
+        "shares": {
+            k.removeprefix("reward/").removesuffix("_share"): round(
+                sum(float(r.get(k, 0.0)) for r in rows) / len(rows), 4
+            )
+            for k in share_keys
+        },
         "wall_s": round(wall_s, 1),
         "seconds_per_sample": round(wall_s / samples, 3) if samples else None,
         "seconds_per_step": round(wall_s / steps_here, 1) if steps_here else None,
@@ -312,7 +325,14 @@ def train(
         "base_dtype": str(trainer.model.get_input_embeddings().weight.dtype).removeprefix("torch."),
         "stopped_by_budget_at": getattr(budget, "stopped_at", None),
         "metrics": _summary(
-            rows, reward.totals, wall, samples, steps_here, cpu, samples // max(1, int(args.num_generations))
+            rows,
+            reward.totals,
+            wall,
+            samples,
+            steps_here,
+            cpu,
+            samples // max(1, int(args.num_generations)),
+            first_step,
         ),
         "resumed_from": resume.name if resume else None,
         "created_at": time.time(),

@@ -80,3 +80,15 @@ def test_a_greedy_anchored_run_decodes_one_greedy_completion_per_prompt(
     assert totals["anchors"] == 2 and totals["completions"] == 8  # one prompt of 4 per step
     assert calls and all(rows == [0] for rows in calls)  # the first row of the group, every token
     assert result.meta["config"]["greedy_anchor"] is True
+
+
+def test_a_resumed_runs_summary_says_which_steps_its_sandbox_counts_cover() -> None:
+    """Resumed at step 26 of 48: the reward's counts are this process's (steps 27-48), the shares
+    every logged step's; the metadata said neither and read as the whole run's counts."""
+    rows = [
+        {"step": s, "reward": 0.1, "reward/tampered_share": 0.0, "reward/no_code_share": 0.25 if s < 27 else 0.0}
+        for s in range(1, 49)
+    ]
+    summary = grpo._summary(rows, {"completions": 176, "no_code": 0}, 100.0, 176, 22, first_step=26)
+    assert summary["sandbox_steps"] == [27, 48] and summary["sandbox"]["no_code"] == 0
+    assert summary["shares"] == {"no_code": round(26 * 0.25 / 48, 4), "tampered": 0.0}
