@@ -85,7 +85,7 @@ def _indented(code: str, indent: str) -> list[str]:
 
 
 def _segment(reply_code: str, node: ast.AST) -> str:
-    lines = reply_code.splitlines()
+    lines = source_lines(reply_code)  # numbered as `ast` numbers them
     start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])  # type: ignore[attr-defined]
     return "\n".join(lines[start - 1 : node.end_lineno])  # type: ignore[attr-defined]
 
@@ -106,7 +106,7 @@ def _dotted_defs(code: str) -> tuple[str, dict[int, str]]:
     """`def Class.method(...)` at the top level (how a small model writes a method it was named by
     its qualified name) as `def method(...)`, with its owner by line number."""
     owners: dict[int, str] = {}
-    lines = code.splitlines()
+    lines = source_lines(code)  # a form feed in a string is not a line break
     for number, line in enumerate(lines, 1):
         match = DOTTED_DEF.match(line)
         if match:
@@ -251,7 +251,7 @@ def apply_search_replace(source: str, reply: str) -> EditResult:
             if len(starts) != 1:
                 return EditResult(None, f"the SEARCH part of block {number} does not match the current code")
             at = starts[0]
-            new = _reindent(replace.splitlines(keepends=True), wanted[0], lines[at])
+            new = _reindent(source_lines(replace, keepends=True), wanted[0], lines[at])
             lines[at : at + len(wanted)] = [ln if ln.endswith("\n") else ln + "\n" for ln in new]
             source = "".join(lines)
         changed.append(f"block {number}")

@@ -152,3 +152,11 @@ def test_a_bare_def_with_self_is_the_method_not_the_module_function_of_that_name
     assert method.error is None and method.source == source.replace("return 1", "return 2")
     function = apply_reply(source, _reply("def render(x):\n    return repr(x)"), FUNCTIONS)
     assert function.error is None and function.source == source.replace("str(x)", "repr(x)")
+
+
+def test_a_form_feed_inside_the_replys_string_stays_in_the_string() -> None:
+    """The reply's code was split with str.splitlines, which also breaks at a form feed: the string
+    holding one was cut in two, and the function taken from the wrong lines."""
+    code = 'def mul(a, b):\n    sep = "x\x0cy"\n    return a * b'
+    result = apply_reply(SOURCE, _reply(code), FUNCTIONS)
+    assert result.error is None and '    sep = "x\x0cy"\n    return a * b\n' in result.source
