@@ -44,11 +44,11 @@ def served_models(api_base: str) -> list[str]:
 
 def _llama_record(api_base: str) -> ServerInfo | None:
     """The record of the llama-server behind `api_base`, found through the port index, or None."""
-    port = int(api_base.removesuffix("/v1").rsplit(":", 1)[1])
     try:
+        port = int(api_base.removesuffix("/v1").rsplit(":", 1)[1])  # `http://host/v1` has none: not ours
         state = Path(port_index(port).read_text().strip())
         info = ServerInfo(**json.loads(state.read_text()))
-    except (FileNotFoundError, ValueError, TypeError):
+    except (FileNotFoundError, ValueError, TypeError, IndexError):
         return None
     return info if info.engine == "llama.cpp" and info.port == port else None
 
