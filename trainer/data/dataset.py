@@ -249,11 +249,9 @@ def first_turn_prompt(task: str, problem: Problem, style: PromptStyle | None = N
 def debug_prompts(
     task: str, problem: Problem, traj: Trajectory, edit_format: str, first: int = 0
 ) -> list[PartialPrompt]:
-    """A debug session's prompts from turn `first` on: each turn's stored messages, rewarded on the
-    file that turn was shown: the user's file, then the best edit so far (more tests passing than
-    the file before it; a session stored without its baseline: the last edit that applied). The
-    previous best a reward improves on is that file's pass rate: the user's own file's before any edit
-    beats it, so an edit that changes nothing that matters earns no progress."""
+    """A debug session's prompts from turn `first` on: each turn's stored messages, rewarded against
+    the file that turn was shown and its pass rate (the user's file, then the best edit so far; a
+    session stored without its baseline: the last edit that applied, the best earlier rate)."""
     out, source, best = [], problem.starter_code, traj.baseline
     for k, turn in enumerate(traj.turns):
         if k >= first and turn.messages:
