@@ -32,8 +32,8 @@ class Recorder:
         self._model: str | None = None  # the model the stored row names, once known
 
     def _stored_model(self, session_id: str) -> str | None:
-        if self._model is None and self.store.has_session(session_id):
-            self._model = self.store.session(session_id, with_problem=False).model
+        if self._model is None:
+            self._model = self.store.model_of(session_id)
         return self._model
 
     def __call__(self, event: Event) -> None:

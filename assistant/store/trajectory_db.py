@@ -334,6 +334,11 @@ class Store:
         )
         return int(rows[0]["n"])
 
+    def model_of(self, session_id: str) -> str | None:
+        """The model a stored session names (None when it is not stored), without its turns."""
+        rows = self._query("SELECT model FROM sessions WHERE id = ?", (session_id,))
+        return str(rows[0]["model"]) if rows else None
+
     def has_session(self, session_id: str) -> bool:
         return bool(self._query("SELECT 1 FROM sessions WHERE id = ?", (session_id,)))
 
