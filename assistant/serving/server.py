@@ -62,7 +62,7 @@ class ServerInfo:
         return self.url + "/v1"
 
 
-def _state_file(paths: PathsSettings) -> Path:
+def state_file(paths: PathsSettings) -> Path:
     return paths.data_dir / "server.json"
 
 
@@ -173,7 +173,7 @@ def start(
             )
         progress(f"starting llama.cpp on {served} at http://{host}:{port} (log: {log}) ...")
         argv_env = llama_server.command(_gguf(path, served), served, server, port, paths.cache_dir, loras)
-        info, proc = _start_once(server, paths, argv_env, served, path, log, progress, None, engine="llama.cpp")
+        info, proc = start_once(server, paths, argv_env, served, path, log, progress, None, engine="llama.cpp")
         return info, proc
     entry = (
         adapters.current_adapter(adapters.adapters_root(paths.data_dir), served)
@@ -185,7 +185,7 @@ def start(
         path, merged_name = Path(entry["merged"]), str(entry["name"])
         progress(f"serving adapter {merged_name} merged into {served} ({path})")
     progress(f"starting vLLM on {served} at http://{host}:{port} (log: {log}) ...")
-    return _start_variants(server, paths, path, merged_name or served, port, log, progress, served, merged_name)
+    return start_variants(server, paths, path, merged_name or served, port, log, progress, served, merged_name)
 
 
 def _gguf(checkpoint: Path, served: str) -> Path:
@@ -198,7 +198,7 @@ def _gguf(checkpoint: Path, served: str) -> Path:
     return found
 
 
-def _start_variants(
+def start_variants(
     server: ServerSettings,
     paths: PathsSettings,
     path: Path,
@@ -215,7 +215,7 @@ def _start_variants(
     for n, speculative in enumerate(attempts):
         argv_env = vllm_args.command(path, name, server, port, speculative)
         try:
-            return _start_once(server, paths, argv_env, model, path, log, progress, merged, append=n > 0)
+            return start_once(server, paths, argv_env, model, path, log, progress, merged, append=n > 0)
         except ServerError as exc:
             if not speculative or len(attempts) == 1:
                 raise
@@ -223,7 +223,7 @@ def _start_variants(
     raise AssertionError("unreachable")
 
 
-def _start_once(
+def start_once(
     server: ServerSettings,
     paths: PathsSettings,
     command_env: tuple[list[str], dict[str, str]],
@@ -263,7 +263,7 @@ def _start_once(
     except BaseException:  # Ctrl-C included: a server is never left starting with no record to stop it by
         stop_process(proc)
         raise
-    record(info, _state_file(paths))
+    record(info, state_file(paths))
     progress(f"{label} ready on {served} in {time.monotonic() - started:.0f} s")
     return info, proc
 
@@ -275,7 +275,8 @@ def ensure(
     progress: Callable[[str], None] = print,
     merged: bool = False,
 ) -> ServerInfo:
-    """The running server for `model`, or a new detached one. Only callers that serve the
+    """The running server for `model`, or a new detached one; a running server of another
+    model or engine is an error (the engines differ in how adapters load). Only callers that serve the
     current adapter and nothing else may pass `merged` (see `start`); the others (the base
     model, other versions, hot-loading) get an error from a server running a merged one."""
     name = model
@@ -283,6 +284,12 @@ def ensure(
         info = running(paths)
         if info is not None:
             if info.model == name or info.model_path == str(Path(name).expanduser().resolve()):
+                wanted = llama_server.engine(server)
+                if info.engine != wanted:
+                    raise ServerError(
+                        f"the server at {info.url} serves {info.model} with {info.engine}, not {wanted}; stop it "
+                        f"with `cobalt serve --stop` first, or set server.engine: {info.engine}"
+                    )
                 if info.merged and not merged:
                     raise ServerError(
                         f"the server at {info.url} serves adapter {info.merged} merged into {info.model}, "
@@ -309,54 +316,6 @@ def start_lock(paths: PathsSettings) -> Iterator[None]:
         yield
 
 
-@contextmanager
-def serving(
-    server: ServerSettings,
-    paths: PathsSettings,
-    checkpoint: Path,
-    name: str,
-    progress: Callable[[str], None] = print,
-) -> Iterator[ServerInfo]:
-    """A private server of the checkpoint directory `checkpoint`, served as `name` on a free port,
-    for the `with` block only (e.g. the promotion gate's merged adapters, one at a time). Its state
-    and log live under `<data>/servers/<name>/`, not in the data dir's `server.json`, so the
-    data dir's own server is neither reused nor disturbed; it is stopped when the block ends."""
-    scratch = paths.data_dir / "servers" / name
-    scratch.mkdir(parents=True, exist_ok=True)
-    private = paths.model_copy(update={"data_dir": scratch})
-    port = free_port(server.host)
-    log = scratch / f"server-{port}.log"
-    if llama_server.engine(server) == "llama.cpp":
-        raise ServerError("llama.cpp serves adapters as GGUF LoRA files on the quantized base, not merged checkpoints")
-    progress(f"starting vLLM on {name} ({checkpoint}) at http://{server.host}:{port} (log: {log}) ...")
-    info, proc = _start_variants(server, private, checkpoint, name, port, log, progress, name, None)
-    try:
-        yield info
-    finally:
-        stop_process(proc)
-        _state_file(private).unlink(missing_ok=True)
-
-
-def start_private_llama(
-    server: ServerSettings,
-    paths: PathsSettings,
-    gguf: Path,
-    name: str,
-    scratch: Path,
-    loras: dict[str, str] | None = None,
-    progress: Callable[[str], None] = print,
-) -> tuple[ServerInfo, subprocess.Popen]:
-    """A llama-server of the GGUF file `gguf` (with the GGUF LoRA files of `loras`) on a free port,
-    its state and log under `scratch`, not the data dir's `server.json` (e.g. training rollouts);
-    the caller stops it (`stop_process`)."""
-    scratch.mkdir(parents=True, exist_ok=True)
-    private = paths.model_copy(update={"data_dir": scratch})
-    port = free_port(server.host)
-    argv_env = llama_server.command(gguf, name, server, port, paths.cache_dir, loras)
-    log = scratch / f"server-{port}.log"
-    return _start_once(server, private, argv_env, name, gguf, log, progress, None, engine="llama.cpp")
-
-
 def stop_process(proc_or_pid: subprocess.Popen | int, grace_s: float = 15.0) -> None:
     pid = proc_or_pid if isinstance(proc_or_pid, int) else proc_or_pid.pid
     try:
@@ -380,7 +339,7 @@ def stop_process(proc_or_pid: subprocess.Popen | int, grace_s: float = 15.0) -> 
 def _recorded(paths: PathsSettings) -> ServerInfo | None:
     """The server the state file names, whether or not it answers."""
     try:
-        return ServerInfo(**json.loads(_state_file(paths).read_text()))
+        return ServerInfo(**json.loads(state_file(paths).read_text()))
     except (FileNotFoundError, ValueError, TypeError):
         return None
 
@@ -405,5 +364,5 @@ def stop(paths: PathsSettings) -> ServerInfo | None:
             info = None
     if info is not None:
         stop_process(info.pid)
-    _state_file(paths).unlink(missing_ok=True)
+    state_file(paths).unlink(missing_ok=True)
     return info

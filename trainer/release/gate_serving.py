@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 from assistant import runtime
 from assistant.errors import UserError
-from assistant.serving import hot_load, llama_server, models, server
+from assistant.serving import hot_load, llama_server, models, private_server, server
 from assistant.serving.adapters import served_base_name
 from assistant.serving.chat import ChatClient
 from assistant.settings import Settings
@@ -85,7 +85,9 @@ class GateServing:
 
         @contextmanager
         def serve() -> Iterator[ChatClient]:
-            with server.serving(self.config.server, self.config.paths, checkpoint, item.name, self.progress) as info:
+            with private_server.serving(
+                self.config.server, self.config.paths, checkpoint, item.name, self.progress
+            ) as info:
                 yield self._client(info.api_base, item.name)
 
         return gate.Arm(label, None, item.name, serve)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from assistant.errors import UserError
 from assistant.messages.extract import answer_end
 from assistant.messages.repetition import RepeatStop
-from assistant.serving import llama_build, llama_lora, models
+from assistant.serving import llama_build, llama_lora, models, private_server
 from assistant.serving import server as servers
 from assistant.serving.device import on_gpu
 from assistant.settings import ServerSettings
@@ -163,7 +163,7 @@ class LlamaRollouts:
         settings = self.server.model_copy(
             update={"llama": self.server.llama.model_copy(update={"parallel": slots, "cache_reuse": 0})}
         )
-        info, self.proc = servers.start_private_llama(
+        info, self.proc = private_server.start_private_llama(
             settings,
             self.paths,
             self.gguf,

@@ -51,7 +51,7 @@ def test_ctrl_c_while_the_server_starts_stops_it(
     argv = [*SLEEPER, str(free_port())]
     log = tmp_path / "s.log"
     with pytest.raises(KeyboardInterrupt):
-        server._start_once(home_config.server, home_config.paths, (argv, {}), "tiny", tmp_path, log, print, None)
+        server.start_once(home_config.server, home_config.paths, (argv, {}), "tiny", tmp_path, log, print, None)
     (proc,) = started
     assert _gone(proc) and not (home_config.paths.data_dir / "server.json").exists()
 
@@ -101,3 +101,37 @@ def test_stop_leaves_a_process_that_only_reuses_the_recorded_pid(home_config: An
         assert other.poll() is None and not (home_config.paths.data_dir / "server.json").exists()
     finally:
         other.kill()
+
+
+HEALTHY = """
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def test_ensure_refuses_a_running_server_of_another_engine(home_config: Any) -> None:
+    """A vLLM server left running for the model is not taken for the llama.cpp one the settings
+    ask for (adapters load differently: a gate would fail later with a stranger error)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", HEALTHY, str(port)], start_new_session=True)
+    try:
+        info = server.ServerInfo(proc.pid, "127.0.0.1", port, "tiny", "/m", "/l", engine="vllm")
+        server.record(info, home_config.paths.data_dir / "server.json")
+        deadline = time.monotonic() + 20
+        while server.running(home_config.paths) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+        def settings(engine: str) -> Any:
+            return home_config.server.model_copy(update={"engine": engine})
+
+        assert server.ensure(settings("vllm"), home_config.paths, "tiny").pid == proc.pid  # reused
+        with pytest.raises(server.ServerError, match="serves tiny with vllm, not llama.cpp"):
+            server.ensure(settings("llama.cpp"), home_config.paths, "tiny")
+        assert proc.poll() is None  # refused, not stopped
+    finally:
+        proc.kill()

@@ -108,9 +108,9 @@ def test_a_grpo_run_generates_through_llama_cpp_with_each_steps_lora(
     dataset = one_session_dataset(tmp_path / "ds", cfg, settings, sum_problem(), WRONG_SUM, RIGHT_SUM)
 
     # a server left behind by a run that was killed (its state file in the run's rollouts dir)
-    from assistant.serving import server as servers
+    from assistant.serving import private_server
 
-    orphan, orphan_proc = servers.start_private_llama(
+    orphan, orphan_proc = private_server.start_private_llama(
         cfg.server,
         cfg.paths,
         models.gguf_file(models.resolve("smollm2", cfg.paths)),
