@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from assistant.debug.fix_file import backup_path, read_text
+from assistant.debug.line_endings import with_endings
 from assistant.errors import UserError
 from assistant.store.jsonl_log import append_row, read_rows
 
@@ -50,13 +51,10 @@ def git_dirty(file: Path) -> bool:
 
 
 def encoded(text: str, like: bytes) -> bytes:
-    """`text` (newlines as `\\n`) as bytes in the form of the file `like` was read from: its
-    line endings (CRLF when its first line ends so) and its UTF-8 byte-order mark."""
-    first = like.split(b"\n", 1)
-    if len(first) == 2 and first[0].endswith(b"\r"):
-        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    """`text` (newlines as `\\n`) as bytes in the form of the file `like` was read from: each
+    line's own ending (`line_endings`) and its UTF-8 byte-order mark."""
     bom = codecs.BOM_UTF8 if like.startswith(codecs.BOM_UTF8) else b""
-    return bom + text.encode("utf-8")
+    return bom + with_endings(text, like[len(bom) :].decode("utf-8", errors="replace")).encode("utf-8")
 
 
 def _replace(file: Path, data: bytes) -> None:

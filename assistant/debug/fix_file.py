@@ -17,6 +17,7 @@ from assistant.loop.candidates import passed_count
 from assistant.problems.schema import Problem, ProblemError
 from assistant.store.trajectory import Turn
 from sandbox.api import RunResult
+from sandbox.pyast import source_lines
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", ".git")
 BACKUP_SUFFIX = ".orig"
@@ -108,8 +109,15 @@ def best_turn(turns: list[Turn], first_run: RunResult | None = None, test_comman
 
 
 def unified_diff(original: str, fixed: str, name: str) -> str:
+    """The diff of the file `name` (a/ and b/ labels, as git writes them); "" when unchanged."""
+    return text_diff(original, fixed, f"a/{name}", f"b/{name}")
+
+
+def text_diff(before: str, after: str, before_label: str, after_label: str) -> str:
+    """A unified diff of two texts, split into lines where Python splits a source file (a form
+    feed inside a line is not a line break); "" when they are the same."""
     lines = difflib.unified_diff(
-        original.splitlines(keepends=True), fixed.splitlines(keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}"
+        source_lines(before, keepends=True), source_lines(after, keepends=True), before_label, after_label
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 

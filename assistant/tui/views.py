@@ -5,11 +5,11 @@ the widgets only place what these functions return.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from rich.text import Text
 
+from assistant.debug.fix_file import text_diff
 from assistant.problems.schema import Problem
 from assistant.store.trajectory import Turn
 from assistant.tui.keys import APPLY_FIX_KEY
@@ -179,14 +179,9 @@ def status_line(info: StatusInfo) -> Text:
 
 def unified_diff(before: str, after: str, before_label: str, after_label: str) -> str:
     """A unified diff of two programs; says so when they are the same."""
-    lines = list(
-        difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=before_label, tofile=after_label
-        )
+    return text_diff(before, after, before_label, after_label) or (
+        f"# {before_label} and {after_label} are the same program\n"
     )
-    if not lines:
-        return f"# {before_label} and {after_label} are the same program\n"
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 def ended_notice(status: str, turns: list[Turn], problem: Problem | None) -> tuple[str, str, str] | None:

@@ -109,3 +109,11 @@ def test_a_linked_file_is_written_through_its_link(tmp_path: Path) -> None:
     link.symlink_to(target)
     apply_change(link, "d = 2\n", tmp_path / "j", original="d = 1\n")
     assert link.is_symlink() and target.read_text() == "d = 2\n"
+
+
+def test_a_file_mixing_line_endings_changes_only_where_the_fix_did(tmp_path: Path) -> None:
+    before = b"def f(x):\r\n    y = x - 1\n    return y\r\n"
+    file = _file(tmp_path, before)
+    original = read_text(before)
+    apply_change(file, original.replace("- 1", "+ 1"), tmp_path / "j", original=original)
+    assert file.read_bytes() == before.replace(b"- 1", b"+ 1")  # the LF line stays LF, the CRLF ones CRLF

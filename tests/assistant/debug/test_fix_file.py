@@ -3,7 +3,7 @@ CLI's report and the TUI's ctrl+a use it."""
 
 from __future__ import annotations
 
-from assistant.debug.fix_file import best_turn
+from assistant.debug.fix_file import best_turn, unified_diff
 from assistant.store.trajectory import Turn
 from sandbox.api import RunResult, TestResult
 
@@ -35,3 +35,12 @@ def test_no_edit_or_a_command_that_tested_nothing_does_not_count() -> None:
     assert best_turn(turns, _run(0, 3), COMMAND) is turns[2]
     assert best_turn(turns[1:2], None, COMMAND) is None
     assert best_turn(turns[1:2]) is turns[1]  # without the command, its one result counts as a test run
+
+
+def test_the_diff_splits_lines_where_python_does() -> None:
+    """A form feed inside a line (a page break in an old module) is not a line of its own."""
+    before = "x = 1\n\x0cy = 2\n"
+    diff = unified_diff(before, before.replace("y = 2", "y = 3"), "m.py")
+    assert diff.splitlines(keepends=False)[:2] == ["--- a/m.py", "+++ b/m.py"]
+    assert "-\x0cy = 2\n" in diff and "+\x0cy = 3\n" in diff
+    assert unified_diff(before, before, "m.py") == ""
