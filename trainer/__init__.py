@@ -1,7 +1,7 @@
 """Cobalt's trainer: trajectories -> bandit dataset -> GRPO+LoRA -> evaluate -> promote.
 
 Public API (import from the modules; this package imports nothing heavy):
-- `trainer.data.dataset.max_variance_subset`, `trainer.data.dataset.select` (filters, partial prompts)
+- `trainer.data.trajectories.max_variance_subset`, `trainer.data.dataset.select` (filters, partial prompts)
 - `trainer.data.session_source` (sessions from the store or a JSONL export), `trainer.data.build.build`
   (the dataset), `trainer.data.dataset_files` (its files: `load_split`, `read_meta`),
   `trainer.data.perturb.perturb_problem`

@@ -25,7 +25,8 @@ from typing import Any, Iterable
 from assistant.loop.prompts import PromptStyle
 from assistant.problems.schema import Problem
 from assistant.store.trajectory import SessionRecord
-from trainer.data.dataset import SCRIPTED_SOURCES, BuildStats, PartialPrompt, Selection, dedupe, select
+from trainer.data.dataset import BuildStats, PartialPrompt, Selection, dedupe, select
+from trainer.data.trajectories import SCRIPTED_SOURCES
 from trainer.repair.curriculum import render_of
 from trainer.train_settings import MixSettings
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.loop.grading import run_public_and_hidden
 from assistant.loop.sanitize import graded_program, sanitize
-from assistant.loop.session import run_public_and_hidden
 from tests.assistant.sample_problems import function_problem
 
 ANSWER = """import math

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from assistant.loop import feedback, prompts, recorder
+from assistant.loop.grading import run_public_and_hidden
 from assistant.loop.session import (
     ProgramExtracted,
     Session,
@@ -22,7 +23,6 @@ from assistant.loop.session import (
     TokenStreamed,
     TurnFinished,
     TurnStarted,
-    run_public_and_hidden,
 )
 from assistant.settings import LoopSettings
 from assistant.store.trajectory import MODEL_ERROR, PASSED, RUNNING, SANDBOX_ERROR, UNSOLVED

@@ -14,8 +14,9 @@ from assistant.settings_loader import load_settings
 from sandbox.api import RunResult, TestResult
 from tests.trainer.trainer_fakes import add_problem, session, sum_problem, turn
 from trainer.data.build import build, load_tokenizer, prompt_tokens
-from trainer.data.dataset import max_variance_subset, select, turn_pass_rate
+from trainer.data.dataset import select
 from trainer.data.dataset_files import load_split, read_meta, validation_problems
+from trainer.data.trajectories import max_variance_subset, turn_pass_rate
 from trainer.train_settings import load_train_settings
 
 
