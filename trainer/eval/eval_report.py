@@ -164,18 +164,24 @@ class EvalReport:
 _ALIKE = ("model", "adapter", "turns", "samples", "perturbed", "split")
 _JOINED = ("outcomes", "problems", "skipped", "missing")
 _ADDED = ("sessions_run", "sessions_reused", "wall_s")
+_PER_RUN = {"concurrency", "session_statuses", "merged_from"}  # settings that may differ between the parts
 
 
 def merge(reports: Sequence[EvalReport]) -> EvalReport:
     """One report of the same model on the union of disjoint problem sets (for instance a set
     evaluated in two parts); ValueError, one sentence, when the reports differ in model, adapter,
-    turns, samples, perturbation or split, or share a (problem, sample) pair. Metrics are
+    turns, samples, perturbation, split or a sampling setting (temperature, seeds, ...), or share a
+    (problem, sample) pair. Metrics are
     recomputed from the outcomes; wall time and session counts add up."""
     if len(reports) < 2:
         raise ValueError("merging needs two or more reports")
     first = reports[0]
     for name in _ALIKE:
         values = {repr(getattr(r, name)) for r in reports}
+        if len(values) > 1:
+            raise ValueError(f"the reports differ in {name} ({', '.join(sorted(values))}); merge only like with like")
+    for name in sorted({k for r in reports for k in r.settings} - _PER_RUN):
+        values = {repr(r.settings.get(name)) for r in reports}
         if len(values) > 1:
             raise ValueError(f"the reports differ in {name} ({', '.join(sorted(values))}); merge only like with like")
     keys = [o.key for r in reports for o in r.outcomes]
@@ -188,7 +194,10 @@ def merge(reports: Sequence[EvalReport]) -> EvalReport:
         **{name: [x for r in reports for x in getattr(r, name)] for name in _JOINED},
         **{name: sum(getattr(r, name) for r in reports) for name in _ADDED},
         aborted="; ".join(aborted) or None,
-        settings={"merged_from": [{"benchmark": r.benchmark, **r.settings} for r in reports]},
+        settings={
+            **{k: v for k, v in first.settings.items() if k not in _PER_RUN},  # the same in every part
+            "merged_from": [{"benchmark": r.benchmark, **r.settings} for r in reports],
+        },
         eval_settings=first.eval_settings,
     )
 

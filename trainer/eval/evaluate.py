@@ -39,7 +39,7 @@ from trainer.eval.eval_metrics import outcome
 from trainer.eval.eval_report import EvalReport, describe, plot, table
 from trainer.eval.eval_sets import SPLITS, load_benchmark, perturbed_view, split_ids
 from trainer.eval.paired import CompareError, ComparisonReport, compare, comparison_table
-from trainer.eval.run_options import RunOptions, loop_sampling, report_labels
+from trainer.eval.run_options import RunOptions, loop_grading, loop_sampling, report_labels
 
 EVAL_SOURCE = "eval"
 
@@ -74,6 +74,7 @@ def sampling_meta(loop: LoopSettings, model: str | None = None) -> dict[str, Any
             **loop_sampling(loop),
             "answer_format": loop.answer_format,
             "repeat_resamples": loop.repeat_resamples,
+            **loop_grading(loop),
             # only when on, so that sessions stored before the setting existed still match
             **(
                 {"candidates": loop.candidates, "candidate_temperature": loop.candidate_temperature}

@@ -90,6 +90,10 @@ def compare(
         known = ", ".join(metric_names(a.perturbed))
         raise CompareError(f"unknown metric {metric!r} for these reports; use one of {known}")
     turn = settings.compare.turn if turn is None else turn
+    if not -a.turns <= turn < a.turns:
+        raise CompareError(
+            f"turn {turn} is outside these {a.turns}-turn reports (0..{a.turns - 1}, or -1 for the last)"
+        )
     turn = turn % a.turns
     if turn < METRICS[metric][1]:
         raise CompareError(f"{metric} is not defined at turn {turn}")

@@ -97,7 +97,8 @@ def task_repairs(
 ) -> list[TaskRepairs]:
     """Per task of `problems` (in that order; tasks without sessions left out), its finished
     sessions (passed or unsolved: not one cut off mid-turn) from `source` of the model stored as
-    `model` (None: any) whose adapter version is `adapter` (None: any; "base": none)."""
+    `model` (None: any) whose adapter version is `adapter` (None: any; "base": none; `vN` or its
+    served name `<base>-vN`)."""
     wanted = list(dict.fromkeys(problems))
     keep = set(wanted)
     by_session: dict[str, dict[int, tuple[float, bool]]] = defaultdict(dict)
@@ -105,7 +106,7 @@ def task_repairs(
     for row in store.turn_rates(source=source, model=model):  # sessions in stored order
         if row["problem_id"] not in keep or row["status"] not in FINISHED:
             continue
-        if adapter is not None and row["adapter_version"] != (None if adapter == "base" else adapter):
+        if adapter is not None and not _same_adapter(row["adapter_version"], adapter):
             continue
         problem_of[row["session_id"]] = row["problem_id"]
         if row["turn_index"] is not None:
@@ -117,6 +118,14 @@ def task_repairs(
         if not turns.get(0, (0.0, False))[1]:
             t.repairs.append(turns.get(1, (-1.0, False)))
     return [t for t in tasks.values() if t.sessions]
+
+
+def _same_adapter(stored: str | None, wanted: str) -> bool:
+    """Whether a session's stored adapter (its served name `<base>-vN`, or None) is the one asked
+    for as `base`, `vN` (as `--adapter` takes it elsewhere) or the served name itself."""
+    if wanted == "base":
+        return stored is None
+    return stored is not None and (stored == wanted or (wanted[:1] == "v" and stored.endswith(f"-{wanted}")))
 
 
 def _estimates(values: np.ndarray, bootstrap: BootstrapSection) -> list[dict[str, float | None]]:

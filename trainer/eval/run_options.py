@@ -41,3 +41,16 @@ def report_labels(options: RunOptions[Any], model: str, benchmark: str) -> dict[
 def loop_sampling(loop: LoopSettings) -> dict[str, Any]:
     """How the loop samples: temperature (per turn), top_p and max_tokens."""
     return {"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens}
+
+
+GRADING_FIELDS = ("sanitize_answers", "feedback_field_chars", "timeout_s", "repeat_temperature")
+
+
+def loop_grading(loop: LoopSettings) -> dict[str, Any]:
+    """The loop settings that change what is graded or what the feedback says (the sanitizer, the
+    feedback's field cut, the timeout it quotes, the resample temperature), each only where it
+    differs from its default, so that sessions stored before they were recorded still match."""
+    from assistant.settings import LoopSettings as Defaults  # the settings module is light
+
+    defaults = Defaults()
+    return {f: getattr(loop, f) for f in GRADING_FIELDS if getattr(loop, f) != getattr(defaults, f)}

@@ -119,13 +119,20 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
     print(json.dumps(report.to_dict()) if args.json else f"{table(report)}\n\nreport: {path}")
     if report.aborted:
         raise UserError(f"the repair benchmark was aborted ({report.aborted})")
+    if report.errored():
+        raise UserError(
+            f"{len(report.errored())} session(s) ended on an error and are counted nowhere; rerun it to finish"
+        )
     return 0
 
 
 def run_repair_compare(args: argparse.Namespace, settings: EvalSection) -> int:
+    if args.plot is not None:
+        raise UserError("--plot draws Pass@1 reports; repair reports have no plot")
     try:
         a, b = RepairReport.load(args.report_a), RepairReport.load(args.report_b)
-        result = compare(a, b, settings.compare.margin if args.margin is None else args.margin)
+        margin = settings.compare.margin if args.margin is None else args.margin
+        result = compare(a, b, margin, metric=args.metric or "fix_rate", turn=args.turn)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UserError(f"cannot compare the repair reports: {exc}") from None
     print(json.dumps(comparison_json(result)) if args.compare_json else comparison_table(result, a.turns))

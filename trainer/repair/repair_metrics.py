@@ -15,7 +15,8 @@ Metrics (per turn 1..T, each sum(num) / sum(den) counted per task, so the interv
 `trainer.eval.bootstrap` resample tasks, all items of a task together): fix rate and
 progress over all items; unchanged and no-code rates over the turns taken. An item whose
 buggy program passes the public tests (possible in a user's file) is `invalid`: the model
-is never asked, and it counts in no metric.
+is never asked, and it counts in no metric. Nor does a session that ended on a model or sandbox
+error (`errored`): an error is no evidence of a wrong repair, and a rerun redoes it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from assistant.messages.extract import same_code
-from assistant.store.trajectory import Turn
+from assistant.store.trajectory import MODEL_ERROR, SANDBOX_ERROR, Turn
 
 FLAGS = ("fixed", "progress", "ran", "no_code", "unchanged")
 ARMS = ("feedback", "blind")
@@ -50,6 +51,15 @@ class RepairOutcome:
     def key(self) -> tuple[str, str]:
         return self.item, self.arm
 
+    @property
+    def errored(self) -> bool:
+        """The session ended on a model or sandbox error: counted in no metric (rerun to finish)."""
+        return self.status in (MODEL_ERROR, SANDBOX_ERROR)
+
+    @property
+    def counted(self) -> bool:
+        return self.valid and not self.errored
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.update({k: [int(x) for x in data[k]] for k in FLAGS})
@@ -61,6 +71,8 @@ class RepairOutcome:
 
     def verdict(self) -> str:
         """A word for the report's per-item list: `fixed@t`, `progress`, `unchanged`, ..."""
+        if self.errored:
+            return f"error ({self.status}): not counted"
         if not self.valid:
             return "invalid (the buggy program passes the public tests)"
         first = next((t for t, f in enumerate(self.fixed) if f), None)
@@ -112,9 +124,9 @@ LABELS = {"fix_rate": "fix rate", "progress": "progress", "unchanged_rate": "unc
 def counts(
     outcomes: Sequence[RepairOutcome], metric: str, horizon: int, tasks: Sequence[str] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(num, den) of shape (tasks, horizon + 1) over valid outcomes; column 0 (the buggy
-    program) counts nothing. `tasks` fixes the row order (default: first seen)."""
-    valid = [o for o in outcomes if o.valid]
+    """(num, den) of shape (tasks, horizon + 1) over counted outcomes (valid, no error); column 0
+    (the buggy program) counts nothing. `tasks` fixes the row order (default: first seen)."""
+    valid = [o for o in outcomes if o.counted]
     rows = list(tasks) if tasks is not None else list(dict.fromkeys(o.task for o in valid))
     where = {task: r for r, task in enumerate(rows)}
     num, den = np.zeros((len(rows), horizon + 1)), np.zeros((len(rows), horizon + 1))

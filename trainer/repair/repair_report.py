@@ -31,7 +31,7 @@ def paired(
     a: Sequence[RepairOutcome], b: Sequence[RepairOutcome], metric: str, turns: int, settings: EvalSection
 ) -> list[Delta]:
     """B - A per turn 0..turns on the outcomes whose item is in both (rows: tasks)."""
-    shared = {o.item for o in a if o.valid} & {o.item for o in b if o.valid}
+    shared = {o.item for o in a if o.counted} & {o.item for o in b if o.counted}
     a = [o for o in a if o.item in shared]
     b = [o for o in b if o.item in shared]
     tasks = list(dict.fromkeys(o.task for o in a))
@@ -80,7 +80,11 @@ class RepairReport:
         return {m: paired(self.arm("blind"), self.arm("feedback"), m, self.turns, self.eval_settings) for m in METRICS}
 
     def invalid(self) -> list[str]:
-        return sorted({o.item for o in self.outcomes if not o.valid})
+        return sorted({o.item for o in self.outcomes if not o.valid and not o.errored})
+
+    def errored(self) -> list[str]:
+        """The (item, arm) sessions that ended on an error, as `item/arm`: counted nowhere."""
+        return [f"{o.item}/{o.arm}" for o in self.outcomes if o.errored]
 
     def to_dict(self) -> dict[str, Any]:
         def estimates(values: list[Any]) -> list[dict[str, Any]]:
@@ -96,6 +100,7 @@ class RepairReport:
             "wording": self.wording,
             "items": self.items,
             "invalid_items": self.invalid(),
+            "errored_sessions": self.errored(),
             "wall_s": round(self.wall_s, 1),
             "aborted": self.aborted,
             "settings": self.settings,
@@ -157,7 +162,7 @@ def _delta(d: Delta) -> str:
 def table(report: RepairReport) -> str:
     """Per-turn metrics per arm, the feedback - blind difference, then every item's outcome."""
     by_arm = report.metrics()
-    valid = len({o.item for o in report.outcomes if o.valid})
+    valid = len({o.item for o in report.outcomes if o.counted})
     lines = [
         f"{report.label} on {report.benchmark} ({report.split}): {valid} items, {report.turns} turn(s) "
         f"after the buggy program; {report.eval_settings.bootstrap.confidence:.0%} bootstrap intervals "
@@ -186,11 +191,20 @@ def table(report: RepairReport) -> str:
     return "\n".join(lines)
 
 
-def compare(a: RepairReport, b: RepairReport, margin: float = 0.0) -> dict[str, Any]:
-    """B - A per arm, metric and turn, paired by item id (and arm); `not_worse` on the
-    feedback arm's fix rate at the last turn: the interval's upper end is at least -margin."""
+def compare(
+    a: RepairReport, b: RepairReport, margin: float = 0.0, metric: str = "fix_rate", turn: int | None = None
+) -> dict[str, Any]:
+    """B - A per arm, metric and turn, paired by item id (and arm); `not_worse` on the feedback
+    arm's `metric` at `turn` (1..T, negative from the end; default the last): the interval's upper
+    end is at least -margin."""
     if a.turns != b.turns:
         raise ValueError(f"the reports have different turn counts ({a.turns} and {b.turns})")
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r} for repair reports; use one of {', '.join(METRICS)}")
+    turn = a.turns if turn is None else turn
+    if not (1 <= turn <= a.turns or -a.turns <= turn <= -1):
+        raise ValueError(f"turn {turn} is outside these reports' model turns (1..{a.turns}, or -1 for the last)")
+    turn = turn if turn > 0 else a.turns + 1 + turn
     shared = {o.key for o in a.outcomes} & {o.key for o in b.outcomes}
     if not shared:
         raise ValueError("the reports share no (item, arm) pair; run both on the same items")
@@ -198,11 +212,11 @@ def compare(a: RepairReport, b: RepairReport, margin: float = 0.0) -> dict[str, 
     for arm in [x for x in ARMS if x in a.arms and x in b.arms]:
         out["deltas"][arm] = {m: paired(a.arm(arm), b.arm(arm), m, a.turns, a.eval_settings) for m in METRICS}
     arm = "feedback" if "feedback" in out["deltas"] else next(iter(out["deltas"]))
-    last = out["deltas"][arm]["fix_rate"][a.turns]
+    last = out["deltas"][arm][metric][turn]
     out["verdict"] = {
         "arm": arm,
-        "metric": "fix_rate",
-        "turn": a.turns,
+        "metric": metric,
+        "turn": turn,
         "margin": margin,
         **last.to_dict(),
         "not_worse": last.hi is not None and last.hi >= -margin,
@@ -223,7 +237,7 @@ def comparison_table(result: dict[str, Any], turns: int) -> str:
     v = result["verdict"]
     lines += [
         "",
-        f"Verdict on the {v['arm']} arm's fix rate at turn {v['turn']}: B is "
+        f"Verdict on the {v['arm']} arm's {LABELS[v['metric']]} at turn {v['turn']}: B is "
         f"{verdict_words(v.get('lo'), v.get('hi'), v['margin'])} A (margin {v['margin']:g}).",
     ]
     return "\n".join(lines)

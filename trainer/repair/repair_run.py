@@ -30,7 +30,8 @@ from assistant.settings import EvalSection, LoopSettings
 from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
 from assistant.store.trajectory_db import Store
 from sandbox.api import SandboxError
-from trainer.eval.run_options import RunOptions, loop_sampling, report_labels
+from trainer.eval.evaluate import client_meta
+from trainer.eval.run_options import RunOptions, loop_grading, loop_sampling, report_labels
 from trainer.repair.items import RepairItem
 from trainer.repair.repair_metrics import ARMS, RepairOutcome, reduce
 from trainer.repair.repair_report import RepairReport
@@ -57,10 +58,19 @@ def loop_settings(loop: LoopSettings, turns: int, bench: BenchmarkSection) -> Lo
 
 
 def session_meta(
-    item: RepairItem, arm: str, wording_name: str, loop: LoopSettings, engine: str | None = None
+    item: RepairItem,
+    arm: str,
+    wording_name: str,
+    loop: LoopSettings,
+    engine: str | None = None,
+    client: dict[str, Any] | None = None,
+    reask_text: str | None = None,
 ) -> dict[str, Any]:
     """What makes two repair sessions interchangeable (besides the model and the problem);
-    `engine` (`connect.engine_of`) only when known, so earlier sessions without it still match."""
+    `engine` (`connect.engine_of`) only when known, `client` (`evaluate.client_meta`: the served
+    client's own reply settings) and the grading settings (`loop_grading`) only where they differ
+    from what earlier sessions had, so those still match; the blind arm's re-ask (`reask_text`)
+    always, so a changed `reask:` is never answered by sessions of the old one."""
     return {
         "repair": {
             "item": item.id,
@@ -70,7 +80,10 @@ def session_meta(
             "buggy": hashlib.sha256(item.buggy_program.encode()).hexdigest()[:16],
             "turns": loop.turns,
             **loop_sampling(loop),
+            **loop_grading(loop),
             **({"engine": engine} if engine else {}),
+            **(client or {}),
+            **({"reask": reask_text} if arm == "blind" and reask_text else {}),
         }
     }
 
@@ -160,7 +173,8 @@ def run_repair(
     arms = [a for a in ARMS if blind or a == "feedback"]
     model = client.display_name
     engine = engine_of(client)
-    metas = {(item.id, arm): session_meta(item, arm, chosen, loop, engine) for item in items for arm in arms}
+    own = client_meta(client)
+    metas = {(item.id, arm): session_meta(item, arm, chosen, loop, engine, own, text) for item in items for arm in arms}
     reused = {}
     if store is not None:
         found = (

@@ -79,3 +79,12 @@ def test_client_settings_that_change_replies_keep_their_sessions_apart() -> None
     half = SimpleNamespace(**vars(as_shipped), extra_body={"lora": [{"id": 0, "scale": 0.0}, {"id": 1, "scale": 0.5}]})
     assert client_meta(half) == {"lora_scale": 0.5}
     assert client_meta(SimpleNamespace(base_model=None, logit_bias=None, repeat_stop=None)) == {}  # a provider
+
+
+def test_grading_settings_other_than_the_defaults_separate_eval_sessions() -> None:
+    from assistant.settings import LoopSettings
+    from trainer.eval.evaluate import sampling_meta
+
+    assert sampling_meta(LoopSettings(sanitize_answers=False)) != sampling_meta(LoopSettings())
+    assert sampling_meta(LoopSettings(feedback_field_chars=50)) != sampling_meta(LoopSettings())
+    assert "sanitize_answers" not in sampling_meta(LoopSettings())["eval"]  # as sessions stored before

@@ -215,6 +215,7 @@ def make_report(
         perturbed=perturbed,
         outcomes=outcomes,
         problems=list(passed),
+        settings={"temperature": 0.0, "concurrency": 2},
         eval_settings=FAST,
     )
 
@@ -257,6 +258,10 @@ def test_compare_pairs_samples_and_gives_a_verdict() -> None:
         compare(base, make_report({"zz": [[0, 0, 1]]}))
     with pytest.raises(CompareError, match="perturbed"):
         compare(base, make_report(BASE, perturbed=True))
+    assert compare(base, better, FAST, turn=-3).turn == 0
+    for outside in (3, -4):  # not taken modulo the turn count: a verdict on another turn
+        with pytest.raises(CompareError, match=f"turn {outside} is outside these 3-turn reports"):
+            compare(base, better, FAST, turn=outside)
 
 
 def test_compare_and_splits_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -294,3 +299,11 @@ def test_merged_reports_equal_one_report_of_the_union(tmp_path: Path, capsys: py
     other = make_report(part2, model="b").save(tmp_path / "b.json")
     assert main(["eval", "merge", str(paths[0]), str(other), "--out", str(tmp_path / "y")]) == 1
     assert "differ in model" in capsys.readouterr().err
+    hot = make_report(part2)
+    hot.settings = {**hot.settings, "temperature": 0.8, "concurrency": 4}
+    assert (
+        main(["eval", "merge", str(paths[0]), str(hot.save(tmp_path / "hot.json")), "--out", str(tmp_path / "z")]) == 1
+    )
+    assert "differ in temperature" in capsys.readouterr().err
+    again = make_report({"p4": BASE["p1"]}).save(tmp_path / "p4.json")  # a merged report merges again
+    assert main(["eval", "merge", str(tmp_path / "m" / "report.json"), str(again), "--out", str(tmp_path / "w")]) == 0

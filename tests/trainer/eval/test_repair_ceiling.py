@@ -46,19 +46,20 @@ def session(store: Store, problem: Problem, rates: list[tuple[float, float]], **
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    """Four tasks, 4 collected sessions each, adapter v1, plus sessions that must not count."""
+    """Four tasks, 4 collected sessions each, adapter v1 (stored by its served name `m-v1`), plus
+    sessions that must not count."""
     s = Store(tmp_path / "trajectories.db")
     fixes, solved, hidden_only, forged = (add_problem(pid) for pid in ("fixes", "solved", "hidden-only", "forged"))
     for i in range(4):
-        session(s, fixes, [(0.0, 0.0), (1.0, 1.0) if i == 0 else (0.5, 0.5)], adapter_version="v1")
-        session(s, solved, [(1.0, 1.0)], adapter_version="v1")
-        session(s, hidden_only, [(1.0, 0.5)], adapter_version="v1")  # public passed: no repair turn
-        session(s, forged, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v1", tampered=i < 2)
-    session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v2")  # another adapter
+        session(s, fixes, [(0.0, 0.0), (1.0, 1.0) if i == 0 else (0.5, 0.5)], adapter_version="m-v1")
+        session(s, solved, [(1.0, 1.0)], adapter_version="m-v1")
+        session(s, hidden_only, [(1.0, 0.5)], adapter_version="m-v1")  # public passed: no repair turn
+        session(s, forged, [(0.0, 0.0), (1.0, 1.0)], adapter_version="m-v1", tampered=i < 2)
+    session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="m-v2")  # another adapter
     session(s, fixes, [(0.0, 0.0), (0.0, 0.0)])  # the base model
     session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], model="other")  # another model
-    session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="v1", source="eval")  # not collected
-    session(s, fixes, [(0.0, 0.0)], adapter_version="v1", status=RUNNING)  # cut off before its repair
+    session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="m-v1", source="eval")  # not collected
+    session(s, fixes, [(0.0, 0.0)], adapter_version="m-v1", status=RUNNING)  # cut off before its repair
     return s
 
 
@@ -84,6 +85,8 @@ def test_only_collected_sessions_of_the_adapter_count_and_forged_fixes_do_not(st
     assert (mine.sessions, mine.fixed) == (6, 2)
     (base,) = task_repairs(store, ["fixes"], model="m", adapter="base")  # its sessions without an adapter
     assert (base.sessions, base.fixed) == (1, 0)
+    (served,) = task_repairs(store, ["fixes"], adapter="m-v2")  # the served name works as well as `v2`
+    assert (served.sessions, served.fixed) == (1, 1) and task_repairs(store, ["fixes"], adapter="v3") == []
 
 
 def test_ceiling_averages_pass_at_k_over_failed_tasks(store: Store) -> None:
@@ -110,8 +113,8 @@ def test_cli_reads_the_home_store(cobalt_home: Path, tmp_path: Path, capsys: pyt
     assert main(["eval", "ceiling", "-b", str(path), "--json"]) == 1  # nothing stored yet: a one-line error
     s = Store(cobalt_home / "trajectories.db")
     for i in range(2):
-        session(s, problems[0], [(0.0, 0.0), (1.0, 1.0) if i else (0.0, 0.0)], adapter_version="v1")
-        session(s, problems[1], [(1.0, 1.0)], adapter_version="v1")
+        session(s, problems[0], [(0.0, 0.0), (1.0, 1.0) if i else (0.0, 0.0)], adapter_version="m-v1")
+        session(s, problems[1], [(1.0, 1.0)], adapter_version="m-v1")
     s.close()
     capsys.readouterr()
     assert main(["eval", "ceiling", "-b", str(path), "--k", "1", "2", "--json"]) == 0

@@ -139,6 +139,15 @@ def test_command_and_compare(
     result = json.loads(capsys.readouterr().out)
     assert result["pairs"] == 6 and result["deltas"]["feedback"]["fix_rate"][1]["delta"] == -1.0
     assert result["verdict"]["not_worse"] is False
+    a, b = (str(tmp_path / name / "report.json") for name in ("a", "b"))
+    assert main(["eval", "compare", a, b, "--json", "--metric", "no_code_rate", "--turn", "-1"]) == 0
+    verdict = json.loads(capsys.readouterr().out)["verdict"]  # the flags are used, not passed over
+    assert (verdict["metric"], verdict["turn"], verdict["delta"] > 0) == ("no_code_rate", 1, True)
+    for flags, said in ((["--turn", "2"], "outside"), (["--metric", "pass_at_1"], "unknown metric")):
+        assert main(["eval", "compare", a, b, *flags]) == 1
+        assert said in capsys.readouterr().err
+    assert main(["eval", "compare", a, b, "--plot", str(tmp_path / "p.png")]) == 1
+    assert "no plot" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{}\n")
     assert main(["eval", "-b", f"repair:{bad}"]) == 1

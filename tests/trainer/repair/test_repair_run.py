@@ -26,3 +26,18 @@ def test_the_benchmark_samples_one_candidate_a_turn_whatever_the_loop_is_set_to(
 
     out = loop_settings(LoopSettings(candidates=3), 1, BenchmarkSection())
     assert out.candidates == 1 and out.turns == 2
+
+
+def test_a_changed_client_grading_setting_or_reask_does_not_match_earlier_sessions() -> None:
+    """Sessions of another docstring setting, sanitizer or re-ask would make a rerun measure
+    nothing new (every (item, arm) answered from the store); defaults leave the key as before."""
+    item = RepairItem("add#m0", add_problem(), "def add(a, b):\n    return a - b\n")
+    loop = LoopSettings()
+    before = session_meta(item, "feedback", "default", loop)
+    assert session_meta(item, "feedback", "default", loop, client={}) == before
+    assert session_meta(item, "feedback", "default", loop, client={"docstrings": "allowed"}) != before
+    raw = session_meta(item, "feedback", "default", LoopSettings(sanitize_answers=False))
+    assert raw["repair"] == {**before["repair"], "sanitize_answers": False}
+    blind = session_meta(item, "blind", "default", loop, reask_text="Check it.")
+    assert blind != session_meta(item, "blind", "default", loop, reask_text="Look again.")
+    assert session_meta(item, "feedback", "default", loop, reask_text="Check it.") == before  # feedback arm: no re-ask
