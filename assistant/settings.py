@@ -224,7 +224,8 @@ class PathsSettings(Section):
                 if home
                 else Path(_env_dir("XDG_CACHE_HOME") or Path.home() / ".cache") / "cobalt"
             )
-        self.data_dir, self.cache_dir = self.data_dir.expanduser(), self.cache_dir.expanduser()
+        # absolute: servers start in the data dir, so a relative path would name another place there
+        self.data_dir, self.cache_dir = self.data_dir.expanduser().resolve(), self.cache_dir.expanduser().resolve()
         for folder in (self.data_dir, self.cache_dir):
             try:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -306,7 +307,12 @@ def _scalars(value: Any) -> Any:
     """Text from the environment read as a YAML scalar (`3` an int, `true` a bool), as in a file."""
     if isinstance(value, dict):
         return {k: _scalars(v) for k, v in value.items()}
-    return yaml.safe_load(value) if isinstance(value, str) and value else value
+    if not (isinstance(value, str) and value):
+        return value
+    try:
+        return yaml.safe_load(value)
+    except yaml.YAMLError:  # not YAML (a glob `*.jsonl`, an unclosed `[1,`): the text as it is
+        return value
 
 
 def _free_form(model: Any, data: dict[str, Any]) -> dict[str, Any]:

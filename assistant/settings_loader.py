@@ -23,7 +23,7 @@ from pydantic_settings import SettingsError
 
 from assistant.config_files import REPO_CONFIGS, describe, read_yaml
 from assistant.errors import ConfigError, UserError
-from assistant.settings import Settings
+from assistant.settings import ENV_PREFIX, Settings
 
 SECTION_CHECKS = "cobalt.settings"  # entry points: section name -> check(mapping), raising one sentence
 DEFAULT_CONFIG = REPO_CONFIGS / "default.yaml"
@@ -43,6 +43,20 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _known_sections() -> None:
+    """A `COBALT__SECTION__...` variable whose section is not one (`COBALT__SEVER__PORT`) would be
+    passed over without a word; it is a ConfigError naming it."""
+    sections = set(Settings.model_fields)
+    for name in os.environ:
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        section = name[len(ENV_PREFIX) :].split("__", 1)[0].lower()
+        if section not in sections:
+            raise ConfigError(
+                f"{name}: there is no settings section {section!r}; the sections are {', '.join(sorted(sections))}"
+            )
+
+
 def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """The settings: defaults, then the file at `path` (or $COBALT_CONFIG), then `overrides`
     (a mapping shaped like a config file, e.g. from a test), then COBALT__* variables."""
@@ -51,6 +65,7 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
     if path:
         data = merge(data, read_yaml(Path(path)))
     data = merge(data, overrides or {})
+    _known_sections()
     try:
         settings = Settings(**data)
     except ValidationError as exc:

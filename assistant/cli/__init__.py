@@ -74,10 +74,15 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 0
         with sigterm_as_interrupt():  # every command: a `finally` stops what it started
-            return int(func(args, settings) or 0)
+            code = int(func(args, settings) or 0)
+        sys.stdout.flush()  # a reader gone shows here, not in the interpreter's exit
+        return code
     except KeyboardInterrupt:
         print("cobalt: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader left (`cobalt trajectories export | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 141
     except user_error_types() as exc:
         if os.environ.get("COBALT_DEBUG"):
             raise

@@ -26,7 +26,7 @@ from assistant.debug.fix_file import best_turn, debug_problem, probe_problem, pr
 from assistant.debug.localize import pick_target
 from assistant.debug.open_session import debug_settings, open_debug_session
 from assistant.errors import UserError
-from assistant.loop.recorder import record
+from assistant.loop.recorder import HUMAN, record
 from assistant.loop.session import Session
 from assistant.problems.schema import Problem
 from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
@@ -56,7 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--candidates",
-        type=positive_int,
+        type=int,
+        choices=range(1, 17),
+        metavar="N",
         help="edits tried per turn, side by side; the one passing the most tests is kept (default: debug.candidates)",
     )
     parser.add_argument(
@@ -199,6 +201,13 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
         before = baseline_run(runner, problem)
         args.edit_format = args.edit_format or (record_.meta or {}).get("edit_format")
         session = _session(args, settings, problem, runner, before)
+        now = (getattr(session.client, "display_name", None), session.adapter_version)
+        if record_.model != HUMAN and (record_.model, record_.adapter_version) != now:
+            was = record_.model + (f" with adapter {record_.adapter_version}" if record_.adapter_version else "")
+            raise UserError(
+                f"session {record_.id[:8]} was run by {was}; resume it with that model (--model), "
+                "so that its turns are not stored under another model's name"
+            )
         session.id, session.turns = record_.id, list(record_.turns)
         more = args.turns or settings.debug.turns or settings.loop.turns
         interrupted = _go(args, settings, session, more_turns=more)

@@ -4,6 +4,7 @@ stored sessions. `--json` on list, show and stats prints one JSON document on st
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import time
@@ -14,6 +15,7 @@ from assistant.console import action_parsers, add_action, positive_int
 from assistant.errors import UserError
 from assistant.loop import jsonl_export
 from assistant.runtime import open_store
+from assistant.store import atomic
 from assistant.store.stats import stats
 from assistant.store.trajectory import SOURCES, STATUSES, SessionRecord
 from assistant.store.trajectory_db import StoreError
@@ -125,8 +127,12 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     with open_store(settings) as store:
         items = list(jsonl_export.export_records(store, **filters))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as out:
-            count = jsonl_export.write_jsonl(items, out)
+        text = io.StringIO()
+        count = jsonl_export.write_jsonl(items, text)
+        try:  # whole or not at all: an earlier export there is never left cut short
+            atomic.write_text(Path(args.out), text.getvalue())
+        except OSError as exc:
+            raise UserError(f"cannot write {args.out} ({exc.strerror or exc})") from None
         print(
             f"wrote {count} record(s) ({sum(len(i['conversations']) for i in items)} sessions) to {args.out}",
             file=sys.stderr,

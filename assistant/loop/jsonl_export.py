@@ -17,8 +17,10 @@ is byte-identical. Records without it (published reference files) import as well
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import sqlite3
 from itertools import groupby
 from typing import Any, Iterable, Iterator, TextIO
 
@@ -27,7 +29,7 @@ from assistant.messages import extract
 from assistant.problems.jsonl import json_lines
 from assistant.problems.schema import Problem, ProblemError
 from assistant.problems.sources import from_record
-from assistant.store.trajectory import UNSOLVED, SessionRecord, Turn
+from assistant.store.trajectory import PASSED, UNSOLVED, SessionRecord, Turn
 from assistant.store.trajectory_db import Store, StoreError
 from sandbox.api import RunResult, TestCase
 
@@ -140,9 +142,33 @@ def _rate(table: Any, i: int, j: int) -> float:
         return 0.0
 
 
-def _session_id(record_id: str, conv: list[dict[str, str]]) -> str:
-    blob = json.dumps([record_id, conv], ensure_ascii=False, sort_keys=True)
+def _session_id(record_id: str, conv: list[dict[str, str]], s: int) -> str:
+    """A session's id when the record names none: its conversation's hash, with its place in the
+    record after the first (two samples that said the same are two sessions, not one)."""
+    blob = json.dumps([record_id, conv] + ([s] if s else []), ensure_ascii=False, sort_keys=True)
     return "imp-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
+
+
+def _typed(tm: dict[str, Any], where: str) -> dict[str, Any]:
+    """The stored turn fields of `tm`, each of its `Turn` field's type (a `latency_s: "slow"` would be
+    stored and break `trajectories show` later); StoreError naming the field otherwise."""
+    types = {f.name: str(f.type) for f in dataclasses.fields(Turn)}
+    out = {}
+    for k in (k for k in TURN_FIELDS if k in tm):
+        value, kind = tm[k], types[k]
+        base = kind.replace(" | None", "")
+        ok = (value is None and kind.endswith("| None")) or (
+            all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            if base == "list[int]" and isinstance(value, list)
+            else isinstance(value, _KINDS.get(base, ())) and (base == "bool" or not isinstance(value, bool))
+        )
+        if not ok:
+            raise StoreError(f"{where}: the turn field {k!r} must be {kind}, not {value!r}")
+        out[k] = value
+    return out
 
 
 def sessions_of(item: dict[str, Any], where: str) -> tuple[Problem, list[SessionRecord]]:
@@ -160,9 +186,16 @@ def sessions_of(item: dict[str, Any], where: str) -> tuple[Problem, list[Session
         raise StoreError(f"{where}: {len(conversations)} conversations but {len(metas)} session entries")
     out = []
     for s, (conv, meta) in enumerate(zip(conversations, metas)):
-        if not isinstance(conv, list) or not all(isinstance(m, dict) and "role" in m and "content" in m for m in conv):
-            raise StoreError(f"{where}: conversation {s} is not a list of {{role, content}} messages")
-        out.append(_session(item, problem, conv, meta, s, where))
+        if not isinstance(conv, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in conv
+        ):
+            raise StoreError(f"{where}: conversation {s} is not a list of {{role, content}} text messages")
+        if not isinstance(meta, dict) or not isinstance(meta.get("turns") or [], list):
+            raise StoreError(f"{where}: session entry {s} is not an object with a list of turns")
+        try:
+            out.append(_session(item, problem, conv, meta, s, where))
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a field of another type
+            raise StoreError(f"{where}: session {s} has a field of the wrong type ({exc})") from None
     return problem, out
 
 
@@ -178,6 +211,8 @@ def _session(
         if conv[pos]["role"] != "assistant":
             raise StoreError(f"{where}: conversation {s} does not alternate assistant and user turns")
         tm = turn_metas[t] if t < len(turn_metas) else {}
+        if not isinstance(tm, dict):
+            raise StoreError(f"{where}: conversation {s}'s turn entry {t} is not an object")
         reply = tm.get("reply", conv[pos]["content"])
         feedback_message = conv[pos + 1]["content"] if pos + 1 < len(conv) else ""
         turns.append(
@@ -192,16 +227,17 @@ def _session(
                 hidden_pass_rate=_rate(item.get("all_pass_rates"), s, t),
                 public=RunResult.from_dict(tm["public_result"]) if tm.get("public_result") else None,
                 hidden=RunResult.from_dict(tm["hidden_result"]) if tm.get("hidden_result") else None,
-                **{k: tm[k] for k in TURN_FIELDS if k in tm},
+                **_typed(tm, f"{where}: conversation {s}, turn {t}"),
             )
         )
+    last_passed = bool(turns) and turns[-1].public_pass_rate >= 1.0
     return SessionRecord(
-        id=meta.get("id") or _session_id(problem.id, conv),
+        id=str(meta.get("id") or _session_id(problem.id, conv, s)),
         problem_id=problem.id,
         problem_hash=problem.content_hash(),
         model=meta.get("model") or "unknown",
         source=meta.get("source") or "import",
-        status=meta.get("status") or UNSOLVED,
+        status=meta.get("status") or (PASSED if last_passed else UNSOLVED),  # a published record has none
         started_at=float(meta.get("started_at") or 0.0),
         ended_at=meta.get("ended_at"),
         adapter_version=meta.get("adapter_version"),
@@ -227,6 +263,10 @@ def import_sessions(store: Store, sessions: list[SessionRecord]) -> tuple[int, i
         if store.has_session(session.id):
             skipped += 1
             continue
-        store.insert_session(session)
+        try:
+            store.insert_session(session)
+        except sqlite3.IntegrityError:  # another import stored it meanwhile (its transaction rolled back)
+            skipped += 1
+            continue
         added += 1
     return added, skipped

@@ -26,7 +26,7 @@ import zlib
 from typing import Any
 
 from assistant.problems.jsonl import json_lines
-from assistant.problems.schema import Problem, ProblemError, dedupe
+from assistant.problems.schema import ID_RE, IDENT_RE, Problem, ProblemError, dedupe
 from sandbox import pyast
 from sandbox.api import TestCase
 
@@ -135,13 +135,20 @@ def from_record(record: Any, where: str, number: int = 0) -> Problem:
     if not isinstance(record, dict):
         raise ProblemError(f"{where}: a record must be a JSON object")
     try:
-        return _converted(record, where, number)
+        problem = _converted(record, where, number)
     except KeyError as exc:
         raise ProblemError(f"{where}: the record lacks the field {exc}") from None
     except SyntaxError as exc:
         raise ProblemError(f"{where}: the record's test code is not Python (line {exc.lineno}: {exc.msg})") from None
     except (TypeError, AttributeError) as exc:
         raise ProblemError(f"{where}: a field of the record has the wrong type ({exc})") from None
+    except ValueError as exc:  # e.g. a functional test's input line that is not JSON
+        raise ProblemError(f"{where}: a field of the record does not parse ({exc})") from None
+    if not ID_RE.match(problem.id):
+        raise ProblemError(f"{where}: the id {problem.id!r} may hold only letters, digits and _ . : / -")
+    if problem.entry_point and not (isinstance(problem.entry_point, str) and IDENT_RE.match(problem.entry_point)):
+        raise ProblemError(f"{where}: the function name {problem.entry_point!r} is not a Python identifier")
+    return problem
 
 
 def _converted(record: dict[str, Any], where: str, number: int) -> Problem:

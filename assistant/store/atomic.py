@@ -46,11 +46,17 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def replace_dir(staging: Path, final: Path) -> None:
-    """Move the finished directory `staging` to `final`, replacing whatever was there."""
-    if Path(final).exists():
-        shutil.rmtree(final)
+    """Move the finished directory `staging` to `final`, replacing whatever was there: the old one
+    is renamed aside first and removed only once the new one is in place, so a crash or Ctrl-C
+    leaves one whole directory at `final` (or none, with the old one beside it), never half of one."""
+    final = Path(final)
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    shutil.rmtree(old, ignore_errors=True)  # one a dead process of this pid left
+    if final.exists():
+        os.replace(final, old)
     os.replace(staging, final)
-    _fsync_dir(Path(final).parent)
+    _fsync_dir(final.parent)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 @contextmanager
@@ -69,7 +75,7 @@ def building(final: Path, progress: Callable[[str], None] = print) -> Iterator[P
         except BlockingIOError:
             progress(f"{final.name}: another process is building it; waiting for it to finish ...")
             fcntl.flock(lock, fcntl.LOCK_EX)
-        for stale in final.parent.glob(f"{final.name}.partial-*"):
+        for stale in [*final.parent.glob(f"{final.name}.partial-*"), *final.parent.glob(f".{final.name}.old-*")]:
             shutil.rmtree(stale, ignore_errors=True)
         staging = final.parent / f"{final.name}.partial-{os.getpid()}"
         staging.mkdir()

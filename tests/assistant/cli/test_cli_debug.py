@@ -203,6 +203,11 @@ def test_resume_last_continues_the_stored_debug_session(
     with Store.open() as store:
         (stored,) = store.sessions()
         assert (stored.status, len(store.turns(stored.id))) == ("passed", 2)
+    use_model(monkeypatch, ScriptedClient([answer(FIXED)], name="another-model"))
+    assert main(["debug", "--resume", "last", "--turns", "1"]) == 1  # its turns would be stored as scripted's
+    assert "was run by scripted; resume it with that model" in capsys.readouterr().err
+    with Store.open() as store:
+        assert len(store.turns(stored.id)) == 2
 
 
 BAD_INPUTS = [

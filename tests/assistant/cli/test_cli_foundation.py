@@ -101,6 +101,23 @@ def test_cobalt_home_places_data_and_cache(tmp_path: Path, monkeypatch: pytest.M
     assert load_settings().paths.data_dir == tmp_path / "elsewhere"  # an explicit setting wins
 
 
+def test_a_relative_home_is_made_absolute_and_free_text_stays_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Servers start in the data dir, where a relative path names another place; a free-form value
+    that is no YAML (a glob, an unclosed list) is its text, not a traceback."""
+    from assistant.settings_loader import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COBALT_CACHE", raising=False)
+    monkeypatch.setenv("COBALT_HOME", "rel")
+    monkeypatch.setenv("COBALT__TRAIN__GRPO__RUN_NAME", "*.jsonl")
+    monkeypatch.setenv("COBALT__TRAIN__GRPO__LR", "[1,")
+    settings = load_settings()
+    assert settings.paths.data_dir == tmp_path / "rel" and settings.paths.cache_dir == tmp_path / "rel" / "cache"
+    assert settings.train["grpo"] == {"run_name": "*.jsonl", "lr": "[1,"}
+
+
 @pytest.mark.parametrize(
     "name, value, fragment",
     [
@@ -108,6 +125,7 @@ def test_cobalt_home_places_data_and_cache(tmp_path: Path, monkeypatch: pytest.M
         ("COBALT__LOOP__TOP_P", "lots", "config key loop.top_p: must be a number, got 'lots'"),
         ("COBALT__SANDBOX__LIMITS__TIMEOUT_S", "soon", "config key sandbox.limits.timeout_s: must be a number"),
         ("COBALT__SERVER__PORTT", "1", "config key server.portt: is not a known setting"),
+        ("COBALT__SEVER__PORT", "8100", "COBALT__SEVER__PORT: there is no settings section 'sever'"),
     ],
 )
 def test_bad_value_names_the_key_in_one_sentence(tmp_path: Path, name: str, value: str, fragment: str) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +95,26 @@ def test_every_source_the_product_writes_can_be_filtered(filled: Path, capsys: p
 
     for source in (SOURCE, "bench", "eval"):
         assert _json(capsys, ["trajectories", "list", "--json", "--source", source]) == []
+
+
+def test_export_to_a_missing_folder_is_one_sentence(
+    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["trajectories", "export", "--out", str(tmp_path / "missing" / "x.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cobalt: error: cannot write") and err.count("\n") == 1
+
+
+def test_a_reader_that_leaves_early_ends_the_export_quietly(filled: Path) -> None:
+    """`cobalt trajectories export | head -1`: no BrokenPipeError traceback."""
+    env = dict(os.environ, COBALT_HOME=str(filled))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant.cli", "trajectories", "export"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and "Traceback" not in err and "BrokenPipe" not in err

@@ -275,11 +275,28 @@ def test_reference_records_import_as_problems() -> None:
     assert (p.statement, len(p.public_tests), len(p.hidden_tests)) == ("Add.", 1, 2)
 
 
+ONE_TEST = json.dumps({"inputs": ["1"], "outputs": ["1"]})
+
+
 @pytest.mark.parametrize(
     ("record", "fragment"),
     [
         ({"task_id": "X/1", "entry_point": "f", "test": "int main() { return 0; }"}, "test code is not Python"),
         ({"task_id": "X/1", "entry_point": "f", "test": "def check(candidate):\n    assert candidate(1)\n"}, "prompt"),
+        (
+            {
+                "question_id": "q1",
+                "question_content": "Add.",
+                "metadata": json.dumps({"func_name": "add"}),
+                "public_test_cases": json.dumps([{"testtype": "functional", "input": "1 2", "output": "3"}]),
+            },
+            "does not parse",  # an input line that is not JSON
+        ),
+        ({"question": "q", "input_output": {"fn_name": 5, "inputs": [[1]], "outputs": [1]}}, "not a Python identifier"),
+        (
+            {"id": "my task", "instruction": "Add.", "public_test_cases": ONE_TEST},
+            "may hold only letters",
+        ),
     ],
 )
 def test_a_record_that_does_not_fit_its_shape_is_one_sentence(record: dict, fragment: str) -> None:

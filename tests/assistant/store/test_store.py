@@ -208,6 +208,18 @@ def test_export_import_export_is_byte_identical(tmp_path: Path) -> None:
         assert raw.startswith("<think>hmm</think>")
 
 
+def _with_session_field(line: str, name: str, value: object) -> str:
+    record = json.loads(line)
+    record["cobalt"]["sessions"][0][name] = value
+    return json.dumps(record)
+
+
+def _with_turn_field(line: str, name: str, value: object) -> str:
+    record = json.loads(line)
+    record["cobalt"]["sessions"][0]["turns"][0][name] = value
+    return json.dumps(record)
+
+
 def test_import_validates_everything_before_writing(tmp_path: Path) -> None:
     with Store(tmp_path / "a.db") as a:
         _fill(a)
@@ -217,6 +229,10 @@ def test_import_validates_everything_before_writing(tmp_path: Path) -> None:
             ("{not json", "not valid JSON"),
             ("[1]", "must be a JSON object"),
             (json.dumps({**json.loads(good[0]), "conversations": "x"}), "no 'conversations' list"),
+            (_with_turn_field(good[0], "latency_s", "slow"), "the turn field 'latency_s' must be float, not 'slow'"),
+            (_with_turn_field(good[0], "tokens", 2.5), "'tokens' must be int"),
+            (_with_session_field(good[0], "started_at", "yesterday"), "session 0 has a field of the wrong type"),
+            (_with_session_field(good[0], "turns", {"a": 1}), "session entry 0 is not an object with a list"),
         ]:
             with pytest.raises(StoreError, match=message):
                 jsonl_export.read_jsonl([good[0], bad], "f.jsonl")
@@ -248,6 +264,14 @@ def test_published_reference_records_import(tmp_path: Path) -> None:
         assert [t.program for t in first.turns] == ["print(3)\n", None]
         assert [t.public_pass_rate for t in first.turns] == [1.0, 0.0] and first.turns[0].hidden_pass_rate == 0.5
         assert first.turns[1].messages == conv[:4] and first.source == "import"
+        assert (first.status, store.session(sessions[1].id).status) == ("unsolved", "unsolved")
+    # three samples that said the same thing are three sessions; a last turn passing its public tests: passed
+    same = {**record, "conversations": [conv[:4]] * 3, "public_pass_rates": [[1.0] * 3], "all_pass_rates": [[1.0]] * 3}
+    with Store(tmp_path / "s.db") as store:
+        sessions = jsonl_export.read_jsonl([json.dumps(same)], "ref.jsonl")
+        assert jsonl_export.import_sessions(store, sessions) == (3, 0)
+        assert [store.session(x.id).status for x in sessions] == ["passed"] * 3
+        assert jsonl_export.import_sessions(store, jsonl_export.read_jsonl([json.dumps(same)], "ref.jsonl")) == (0, 3)
 
 
 def test_stats_solve_rate_per_turn_per_model(tmp_path: Path) -> None:
