@@ -198,6 +198,8 @@ def collect(
         on_plan(planned, stored)
     meter = PhaseMeter()
     streak: list[str] = []
+    live: set[Session] = set()
+    stopping, lock = threading.Event(), threading.Lock()
 
     def one(job: Job) -> Session:
         session = record(
@@ -214,34 +216,60 @@ def collect(
             ),
             store,
         )
+        with lock:
+            live.add(session)
+            if stopping.is_set():
+                session.interrupt()
         if job.leader is not None:
             session.seed(job.leader.turns[0])
         session.run(stop_on_pass=not full_horizon)
+        with lock:
+            live.discard(session)
         return session
+
+    def interrupted() -> None:
+        """Ctrl-C (or SIGTERM): no new session; each running one ends after its current turn, stored
+        as `interrupted`, before the caller closes the store (a further Ctrl-C does not cut that short)."""
+        pending.clear()
+        stopping.set()
+        with lock:
+            for session in live:
+                session.interrupt()
+        while running:
+            try:
+                finished, _ = wait(running)
+            except KeyboardInterrupt:
+                continue
+            for future in finished:
+                running.pop(future)
 
     pending = list(reversed(jobs))
     running: dict[Future[Session], Job] = {}
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="collect") as pool:
-        while pending or running:
-            while pending and len(running) < concurrency and not report.aborted:
-                job = pending.pop()
-                running[pool.submit(one, job)] = job
-            if not running:
-                break
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                job = running.pop(future)
-                session = future.result()
-                if job.followers and not report.aborted:
-                    pending.extend(followers_of(job, session))  # next to run: their turn 0 is done
-                report.shared_turns += job.leader is not None
-                report.statuses[session.status] += 1
-                report.turns += len(session.turns)
-                streak = streak + [session.status] if session.status in (MODEL_ERROR, SANDBOX_ERROR) else []
-                if len(streak) >= abort_after and len(set(streak[-abort_after:])) == 1 and not report.aborted:
-                    report.aborted = session.error or session.status
-                if on_session:
-                    on_session(session)
+        try:
+            while pending or running:
+                while pending and len(running) < concurrency and not report.aborted:
+                    job = pending.pop()
+                    running[pool.submit(one, job)] = job
+                if not running:
+                    break
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    job = running.pop(future)
+                    session = future.result()
+                    if job.followers and not report.aborted:
+                        pending.extend(followers_of(job, session))  # next to run: their turn 0 is done
+                    report.shared_turns += job.leader is not None
+                    report.statuses[session.status] += 1
+                    report.turns += len(session.turns)
+                    streak = streak + [session.status] if session.status in (MODEL_ERROR, SANDBOX_ERROR) else []
+                    if len(streak) >= abort_after and len(set(streak[-abort_after:])) == 1 and not report.aborted:
+                        report.aborted = session.error or session.status
+                    if on_session:
+                        on_session(session)
+        except KeyboardInterrupt:
+            interrupted()
+            raise
     report.wall_s = time.perf_counter() - start
     report.overlap = meter.report()
     return report

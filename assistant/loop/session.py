@@ -126,6 +126,7 @@ class Session:
         self.turns: list[Turn] = []
         self.status = RUNNING
         self.error: str | None = None
+        self._interrupted = False
 
     @classmethod
     def resume(
@@ -184,6 +185,8 @@ class Session:
         self._start()
         try:
             while (not self.passed or not stop_on_pass) and len(self.turns) < limit and self.may_take_turn():
+                if self._interrupted:
+                    return self.finish(INTERRUPTED, "interrupted by the user")
                 self.model_turn()
         except LLMError as exc:
             return self.finish(MODEL_ERROR, str(exc))
@@ -196,6 +199,10 @@ class Session:
             self.finish(ERROR, f"{type(exc).__name__}: {exc}")
             raise
         return self.finish(PASSED if self.passed else UNSOLVED)
+
+    def interrupt(self) -> None:
+        """Ask `run`, from another thread, to end after the turn it is taking (as `interrupted`)."""
+        self._interrupted = True
 
     def may_take_turn(self) -> bool:
         """Whether `run` may start another turn within its turn limit (a subclass's time budget)."""

@@ -205,3 +205,24 @@ def test_collect_full_horizon_and_first_turn_temperature(
     temps = [[t.temperature for t in s.turns] for s in sessions]
     assert [t[0] for t in temps] == [1.1, 1.1] and 0.2 in temps[0] + temps[1]
     assert set(temps[0][1:] + temps[1][1:]) <= {0.2, 1.0}  # 1.0: a repeated program resampled
+
+
+def test_ctrl_c_ends_each_running_session_after_its_turn_and_starts_no_more(cobalt_home: Path, sandbox: Any) -> None:
+    """Ctrl-C in `cobalt collect`: it waited for every running session to take all its turns, and a
+    second Ctrl-C closed the store under them, leaving them `running`; now each ends after the turn
+    it is taking, stored `interrupted`, before collect raises."""
+    import signal
+    import threading
+
+    problems = load_problems("humaneval:4")[1:]  # the first runs are of an odd problem: wrong at turn 0
+    ctrl_c = lambda: signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)  # noqa: E731
+    timer = threading.Timer(0.5, ctrl_c)  # during the first turns
+    with Store.open() as store:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            collect(
+                problems, OracleClient(delay_s=1.0), sandbox, store, LoopSettings(turns=3), samples=3, concurrency=2
+            )
+        sessions = store.sessions(source="collect", with_turns=True)
+    assert len(sessions) == 2 and {s.status for s in sessions} == {"interrupted"}  # none left `running`
+    assert [len(s.turns) for s in sessions] == [1, 1]  # the turn it was taking, not the repair after it
