@@ -124,10 +124,34 @@ class CollectReport:
 Done = Callable[[Problem, str], int]
 
 
-def stored_count(store: Store, source: str = "collect") -> Done:
-    """The default reuse rule: finished sessions (passed or unsolved) of this model on this
-    exact problem content from `source`."""
-    return lambda problem, model: store.count_sessions(problem.content_hash(), model, source, FINISHED)
+def sampling_meta(settings: LoopSettings, full_horizon: bool) -> dict[str, Any]:
+    """How a collected session was sampled (per-turn temperatures, top_p, turns, full horizon),
+    stored with it so that a later collection counts only sessions sampled alike."""
+    return {
+        "collect": {
+            "temperature": settings.temperature,
+            "top_p": settings.top_p,
+            "turns": settings.turns,
+            "full_horizon": full_horizon,
+        }
+    }
+
+
+def stored_alike(store: Store, sampling: dict[str, Any], source: str = "collect") -> Done:
+    """The default reuse rule: finished sessions (passed or unsolved) of this model on this exact
+    problem content from `source`, sampled as `sampling` (`sampling_meta`) says: the ceiling's
+    recipe (`--first-temperature 0 --temperature 1.0 --turns 2`) after an ordinary collection
+    runs its own sessions instead of counting the others."""
+
+    def done(problem: Problem, model: str) -> int:
+        digest = problem.content_hash()
+        return sum(
+            1
+            for s in store.sessions(problem_id=problem.id, model=model, source=source)
+            if s.problem_hash == digest and s.status in FINISHED and s.meta.get("collect") == sampling["collect"]
+        )
+
+    return done
 
 
 @dataclass
@@ -183,15 +207,19 @@ def collect(
     on_plan: Callable[[int, int], None] | None = None,
     share_first_turn: bool = False,
 ) -> CollectReport:
-    """Run the missing sessions (`done(problem, model)` says how many a problem already
-    has; default `stored_count(store, source)`); `on_plan(todo, stored)` is called once,
-    `on_session` after each session. Stops submitting after `abort_after` sessions in a
-    row end on the same kind of error (a dead server or sandbox). `full_horizon`: sessions
-    take every turn, also after their public tests pass. `meta` is stored with each session.
+    """Run the missing sessions (`done(problem, model)` says how many a problem already has;
+    default `stored_alike`: sampled with these settings, which each session then stores);
+    `on_plan(todo, stored)` is called once, `on_session` after each session. Stops submitting
+    after `abort_after` sessions in a row end on the same kind of error (a dead server or
+    sandbox). `full_horizon`: sessions take every turn, also after their public tests pass.
+    `meta` is stored with each session.
     `share_first_turn`: with a greedy first turn, a problem's sessions share one (module doc)."""
     start = time.perf_counter()
     share = share_first_turn and settings.temperature_for(0) == 0
-    jobs, stored = plan(problems, client.display_name, samples, done or stored_count(store, source), share)
+    if done is None:  # the default rule: sessions sampled alike, which say so in their meta
+        sampling = sampling_meta(settings, full_horizon)
+        done, meta = stored_alike(store, sampling, source), {**(meta or {}), **sampling}
+    jobs, stored = plan(problems, client.display_name, samples, done, share)
     planned = sum(1 + j.followers for j in jobs)
     report = CollectReport(planned=planned, already_stored=stored)
     if on_plan:

@@ -324,16 +324,6 @@ class Store:
             tuple(args),
         )
 
-    def count_sessions(self, problem_hash: str, model: str, source: str, statuses: tuple[str, ...]) -> int:
-        """Sessions on this exact problem content by `model` from `source` with one of `statuses`."""
-        marks = ",".join("?" * len(statuses))
-        rows = self._query(
-            f"SELECT COUNT(*) AS n FROM sessions WHERE problem_hash = ? AND model = ?"
-            f" AND source = ? AND status IN ({marks})",
-            (problem_hash, model, source, *statuses),
-        )
-        return int(rows[0]["n"])
-
     def model_of(self, session_id: str) -> str | None:
         """The model a stored session names (None when it is not stored), without its turns."""
         rows = self._query("SELECT model FROM sessions WHERE id = ?", (session_id,))

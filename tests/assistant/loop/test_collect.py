@@ -56,6 +56,11 @@ def test_collect_runs_k_samples_resumes_and_overlaps(cobalt_home: Path, sandbox:
         assert (again.planned, again.already_stored) == (0, 6)
         more = collect(problems, OracleClient(0), sandbox, store, LoopSettings(turns=3), samples=3, concurrency=2)
         assert (more.planned, more.already_stored) == (3, 6) and store.counts()[0] == 9
+        # sampled otherwise (the ceiling's recipe): the sessions above do not count for it
+        ceiling = LoopSettings(turns=2, temperature=[0.0, 1.0])
+        other = collect(problems, OracleClient(0), sandbox, store, ceiling, samples=1, concurrency=3)
+        assert (other.planned, other.already_stored) == (3, 0)
+        assert collect(problems, OracleClient(0), sandbox, store, ceiling, samples=1, concurrency=3).planned == 0
 
 
 def test_collect_shares_a_greedy_first_turn(cobalt_home: Path, sandbox: Any) -> None:
