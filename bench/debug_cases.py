@@ -78,8 +78,14 @@ def read_cases(path: Path = CASES, limit: int = 0) -> list[Case]:
     """The cases of a JSONL file (the first `limit` of them; 0: all)."""
     if not path.is_file():
         raise UserError(f"no cases file at {path}")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    cases = [Case(**json.loads(line), projects=path.parent / "projects") for line in lines if line.strip()]
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(Case(**json.loads(line), projects=path.parent / "projects"))
+        except (ValueError, TypeError) as exc:  # not JSON, not an object, a field missing or unknown
+            raise UserError(f"{path}:{number}: not a debug case ({exc})") from None
     return cases[:limit] if limit else cases
 
 

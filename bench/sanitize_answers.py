@@ -4,7 +4,7 @@ measured on the model's own replies. Each (task, sample) gets one first-turn rep
 loop samples it (its temperature and top_p, its prompt); the same reply is graded twice on the
 hidden tests, as written and with `assistant.loop.sanitize`, so the two Pass@1 are paired exactly.
 
-Tasks: the HumanEval split (default: test, 82 tasks) and the function problems of
+Tasks: the HumanEval split (default: val) and the function problems of
 examples/problems. Prints Pass@1 both ways with 95% intervals (tasks resampled), the paired
 delta, and the counts of replies that only one way passes. `--out FILE` keeps every reply.
 Nothing is stored in the trajectory store.
@@ -38,7 +38,12 @@ HELP = "first-turn Pass@1 of function answers graded as written vs without the m
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="model (default: config model.name)")
-    parser.add_argument("--split", default="test", help="HumanEval split (default: test)")
+    parser.add_argument(
+        "--split",
+        default="val",
+        choices=("train", "val", "test"),
+        help="HumanEval split (default: val; test is for reports)",
+    )
     parser.add_argument("--samples", type=int, default=4, help="first-turn replies per task (default 4)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N HumanEval tasks of the split (0: all)")
     parser.add_argument("--no-examples", action="store_true", help="leave out examples/problems")

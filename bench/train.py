@@ -215,8 +215,14 @@ def train_side(
 
 
 def bandit_side(
-    side: Side, sessions: list[Any], work: Path, steps: int, perturb: bool = False
+    side: Side, sessions: list[Any], work: Path, steps: int, perturb: bool = False, engine: str | None = None
 ) -> tuple[dict[str, Any], Any]:
+    """The bandit trained on `sessions`; `engine` pins its rollout engine (the comparison with the
+    multi-turn baseline, which generates with transformers, pins transformers: otherwise the
+    default `auto` credits the bandit with llama.cpp's generation on a CPU)."""
+    if engine is not None:
+        rollouts = side.settings.rollouts.model_copy(update={"engine": engine})
+        side = replace(side, settings=side.settings.model_copy(update={"rollouts": rollouts}))
     built = build_dataset(side, sessions, work, perturb)
     trained, result = train_side(side, work, "bandit", steps)
     return {**trained, "prompts": built.train_rows}, result
@@ -316,7 +322,7 @@ def main(args: argparse.Namespace, config: Settings) -> int:
                 out["paths"] = paths_side(side, sessions, work / "p")
             elif not args.skip_compare:
                 _say(f"Cobalt (bandit): {args.steps} steps x {args.generations} single-step completions")
-                out["cobalt"], _ = bandit_side(side, sessions, work / "c", args.steps)
+                out["cobalt"], _ = bandit_side(side, sessions, work / "c", args.steps, engine="transformers")
                 _say(
                     f"baseline (multi-turn online GRPO, T={args.turns}): "
                     f"{args.steps} steps x {args.generations} trajectories"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import httpx
 
+from assistant.console import positive_int
 from assistant.errors import UserError
 from assistant.loop import prompts
 from assistant.loop.session import Session, TokenStreamed, TurnFinished, TurnStarted
@@ -34,7 +35,7 @@ from assistant.problems.schema import Problem
 from assistant.problems.sources import humaneval
 from assistant.problems.splits import select
 from assistant.runtime import open_sandbox
-from assistant.serving import models, server
+from assistant.serving import llama_server, models, server
 from assistant.serving.chat import ChatClient
 from assistant.serving.device import on_gpu
 from assistant.serving.token_bias import triple_quote_ban
@@ -67,10 +68,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"comma-separated configurations: {', '.join(NAMED)}, or an expression such as "
         "default+nodoc (default: baseline,default,all)",
     )
-    parser.add_argument("--humaneval", type=int, default=10, help="first N HumanEval test-split tasks")
+    parser.add_argument("--humaneval", type=int, default=10, help="first N HumanEval tasks of --split")
+    parser.add_argument(
+        "--split",
+        default="val",
+        choices=("train", "val", "test"),
+        help="HumanEval split (default: val; test is for reports)",
+    )
     parser.add_argument("--no-examples", action="store_true", help="leave out examples/problems")
     parser.add_argument("--tasks", type=int, default=0, help="use only the first N tasks (0: all)")
-    parser.add_argument("--turns", type=int, default=2, help="most turns per session")
+    parser.add_argument("--turns", type=positive_int, default=2, help="most turns per session")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, paired)")
     parser.add_argument(
         "--prompt-on",
@@ -85,10 +92,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def tasks(settings: Settings, humaneval_n: int, examples: bool, limit: int) -> list[Problem]:
+def tasks(settings: Settings, humaneval_n: int, examples: bool, limit: int, split: str = "val") -> list[Problem]:
     found = [p for path in sorted(EXAMPLES.glob("*.yaml")) for p in read_problem_file(path)] if examples else []
     if humaneval_n:
-        found += select(humaneval(), "test", settings.eval.split, limit=humaneval_n)
+        found += select(humaneval(), split, settings.eval.split, limit=humaneval_n)
     return found[:limit] if limit else found
 
 
@@ -249,7 +256,14 @@ def measure(settings: Settings, args: argparse.Namespace, progress: Progress) ->
             check_prompt(value)
     model = args.model or settings.model.name
     models.resolve(model, settings.paths)  # one clear sentence if it is missing
-    problems = tasks(settings, args.humaneval, not args.no_examples, args.tasks)
+    problems = tasks(settings, args.humaneval, not args.no_examples, args.tasks, args.split)
+    engine = llama_server.engine(settings.server)
+    server_side = sorted({c for on in configs.values() for c in on} & set(SERVER_CHANGES))
+    if engine != "vllm" and server_side:
+        raise UserError(
+            f"the server-side changes {', '.join(server_side)} are vLLM's; this machine serves with {engine} "
+            "(server.engine), so they would change nothing: measure the client-side ones, or set server.engine: vllm"
+        )
     by_server: dict[tuple[bool, ...], list[str]] = {}
     for name, on in configs.items():  # configurations that differ only on the client side share a server
         by_server.setdefault(tuple(c in on for c in SERVER_CHANGES), []).append(name)

@@ -90,3 +90,13 @@ def test_the_time_of_the_cases_that_reached_the_model_is_its_own_median() -> Non
     assert report["search"]["reached_model"] == 0 and report["search"]["median_wall_s_reached_model"] is None
     text = render({"cases": 6, "turns": 2, "model": "m", "wall_s": 1, "modes": report, "ratios": {}})
     assert "2 (120)" in text.splitlines()[2] and text.splitlines()[3].rstrip().endswith("0")
+
+
+def test_a_malformed_cases_file_is_one_sentence_naming_the_line(tmp_path: Path) -> None:
+    from assistant.errors import UserError
+
+    for text, said in (("\n{not json\n", ":2: not a debug case"), ('{"id": "a"}\n', ":1: not a debug case")):
+        path = tmp_path / "cases.jsonl"
+        path.write_text(text)
+        with pytest.raises(UserError, match=said):
+            read_cases(path)

@@ -15,12 +15,34 @@ from bench.turn_configs import parse
 from tests.assistant.loop_fakes import RIGHT_SUM, WRONG_SUM, ScriptedClient, answer, sum_problem
 
 
-def test_tasks_are_the_examples_then_the_first_humaneval_test_tasks(test_config: Any) -> None:
+def test_tasks_are_the_examples_then_the_first_humaneval_tasks_of_the_split(test_config: Any) -> None:
+    """The benchmark picks defaults (prompt style, latency settings): val by default, not test."""
+    from assistant.problems.sources import humaneval
+    from assistant.problems.splits import select
+
     found = turn.tasks(test_config, 10, True, 0)
     examples = sorted(turn.EXAMPLES.glob("*.yaml"))
     assert len(found) == len(examples) + 10
-    assert all(p.id.startswith("HumanEval/") for p in found[-10:])
+    test_ids = {p.id for p in select(humaneval(), "test", test_config.eval.split)}
+    assert all(p.id.startswith("HumanEval/") and p.id not in test_ids for p in found[-10:])
+    assert {p.id for p in turn.tasks(test_config, 10, False, 0, "test")} <= test_ids
     assert len(turn.tasks(test_config, 10, True, 1)) == 1
+
+
+def test_server_side_changes_on_llama_cpp_are_refused(test_config: Any) -> None:
+    """llama.cpp reads none of speculation, prefix caching or preloading: rows labelled with them
+    would measure two identical servers."""
+    import argparse
+
+    from assistant.errors import UserError
+
+    settings = test_config.model_copy(update={"server": test_config.server.model_copy(update={"engine": "llama.cpp"})})
+    args = argparse.Namespace(
+        configs="baseline,all", prompt_on=None, prompt_off=None, model="tiny", humaneval=1, no_examples=True, tasks=0
+    )
+    args.split = "val"
+    with pytest.raises(UserError, match="the server-side changes .* are vLLM's; this machine serves with llama.cpp"):
+        turn.measure(settings, args, lambda _: None)
 
 
 def test_each_configuration_switches_its_server_options(test_config: Any) -> None:

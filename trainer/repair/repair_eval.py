@@ -85,6 +85,8 @@ def run_repair_eval(args: argparse.Namespace, config: Settings, settings: EvalSe
         raise UserError(
             "the repair benchmark takes neither --perturbed nor --samples (it is greedy, one session per item and arm)"
         )
+    if args.temperature is not None and args.temperature < 0:
+        raise UserError(f"--temperature must be 0 or more, not {args.temperature:g}")
     items = load_repair_items(args.benchmark, args.split, args.limit, settings)
     quiet = args.json
     client = open_client(config, args.model, adapter=args.adapter, progress=None if quiet else to_stderr)

@@ -148,6 +148,8 @@ def test_command_and_compare(
         assert said in capsys.readouterr().err
     assert main(["eval", "compare", a, b, "--plot", str(tmp_path / "p.png")]) == 1
     assert "no plot" in capsys.readouterr().err
+    assert main(["eval", "-b", f"repair:{bugs}", "--temperature", "-0.5"]) == 1
+    assert "--temperature must be 0 or more" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{}\n")
     assert main(["eval", "-b", f"repair:{bad}"]) == 1
