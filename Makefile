@@ -21,7 +21,7 @@ run: setup-run
 	else $(RUN_ENV) $(COBALT) solve $(RUN_PROBLEM); fi
 
 test: setup-test lint
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider --durations=15
 
 # ruff (pyproject.toml [tool.ruff]): lint, import order and the formatter's check, line length 120.
 lint: venv
@@ -44,6 +44,7 @@ image: venv docker
 
 # llama.cpp's server and llama-bench, built for this CPU from the pinned llama-cpp-python sdist (cached).
 engine: venv
+	@bash scripts/ensure-build-tools.sh
 	$(COBALT) engine build
 
 models-test: venv

@@ -5,9 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
+# 3.11.4 or later: tarfile's extraction filter unpacks llama.cpp's source and the debug cases safely
+"$PYTHON" -c 'import sys, tarfile; sys.exit(sys.version_info < (3, 11) or not hasattr(tarfile, "data_filter"))' \
+  || { echo "error: $PYTHON is $("$PYTHON" -V 2>&1); Cobalt needs Python 3.11.4 or later (set PYTHON=...)" >&2; exit 1; }
+# a venv cut off while it was made (bin/python there, pip not yet) is made again, not trusted
+if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
   echo "==> creating .venv"
-  "$PYTHON" -m venv .venv
+  "$PYTHON" -m venv --clear .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then

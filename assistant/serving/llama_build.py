@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import tarfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -96,13 +97,15 @@ def choose_variant(flags: set[str], machine: str | None = None) -> Variant:
     machine = machine or platform.machine()
     if machine not in ("x86_64", "AMD64"):
         return Variant("generic", ())
-    if all(f in flags for f in AVX512_BASE) and "avx2" in flags:
+    if all(f in flags for f in AVX512_BASE) and {"avx2", "bmi2"} <= flags:
         extra = tuple(opt for flag, opt in AVX512_EXTENSIONS.items() if flag in flags)
         suffix = "".join(f"-{flag.removeprefix('avx512').strip('_')}" for flag in AVX512_EXTENSIONS if flag in flags)
         return Variant("avx512" + suffix, (*AVX2_FLAGS, "-DGGML_AVX512=ON", *extra))
-    if {"avx2", "fma", "f16c"} <= flags:
+    if {"avx2", "fma", "f16c", "bmi2"} <= flags:  # the AVX2 build also compiles with -mbmi2
         return Variant("avx2", AVX2_FLAGS)
-    return Variant("generic", ("-DGGML_AVX=OFF", "-DGGML_AVX2=OFF", "-DGGML_FMA=OFF", "-DGGML_F16C=OFF"))
+    # ggml turns SSE4.2 and BMI2 on by default when not native: off, for any x86-64 CPU
+    off = ("AVX", "AVX2", "FMA", "F16C", "SSE42", "BMI2")
+    return Variant("generic", tuple(f"-DGGML_{name}=OFF" for name in off))
 
 
 def engine_root(cache_dir: Path) -> Path:
@@ -160,14 +163,19 @@ def _extract_tree(sdist: Path, dest: Path) -> Path:
     """Unpack only `vendor/llama.cpp` of the sdist into `dest/src`."""
     prefix = f"{sdist.name.removesuffix('.tar.gz')}/vendor/llama.cpp/"
     src = dest / "src"
-    with tarfile.open(sdist) as archive:
-        members = []
-        for member in archive.getmembers():
-            if member.name.startswith(prefix) and (member.isfile() or member.isdir()):
-                member.name = member.name[len(prefix) :]
-                if member.name:
-                    members.append(member)
-        archive.extractall(src, members=members, filter="data")
+    try:
+        with tarfile.open(sdist) as archive:
+            members = []
+            for member in archive.getmembers():
+                if member.name.startswith(prefix) and (member.isfile() or member.isdir()):
+                    member.name = member.name[len(prefix) :]
+                    if member.name:
+                        members.append(member)
+            archive.extractall(src, members=members, filter="data")
+    except (tarfile.TarError, EOFError, zlib.error) as exc:  # a download cut short: fetched again next time
+        sdist.unlink(missing_ok=True)
+        why = (str(exc).splitlines() or [type(exc).__name__])[0].rstrip(":")
+        raise EngineBuildError(f"{sdist.name} is damaged ({why}); it was removed, so run the build again") from None
     if not (src / "CMakeLists.txt").is_file():
         raise EngineBuildError(f"{sdist.name} holds no vendor/llama.cpp tree")
     return src

@@ -54,12 +54,14 @@ def llama_cfg(tmp_path_factory: pytest.TempPathFactory, test_config: Any) -> Ite
 
 
 def test_variants_follow_the_cpu_flags() -> None:
-    avx512 = {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd", "avx512_vnni"}
+    avx512 = {"avx2", "fma", "f16c", "bmi2", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd", "avx512_vnni"}
     chosen = llama_build.choose_variant(avx512, "x86_64")
     assert chosen.name == "avx512-vnni" and "-DGGML_AVX512_VNNI=ON" in chosen.flags
     assert "-DGGML_AVX512_BF16=ON" not in chosen.flags  # never asked of a CPU without it
-    assert llama_build.choose_variant({"avx2", "fma", "f16c"}, "x86_64").name == "avx2"
-    assert llama_build.choose_variant({"sse4_2"}, "x86_64").name == "generic"
+    assert llama_build.choose_variant({"avx2", "fma", "f16c", "bmi2"}, "x86_64").name == "avx2"
+    assert llama_build.choose_variant({"avx2", "fma", "f16c"}, "x86_64").name == "generic"  # it builds with -mbmi2
+    generic = llama_build.choose_variant({"sse4_2"}, "x86_64")
+    assert generic.name == "generic" and {"-DGGML_SSE42=OFF", "-DGGML_BMI2=OFF"} <= set(generic.flags)
     assert llama_build.choose_variant(avx512, "aarch64").name == "generic"
     assert all("NATIVE=ON" not in f and "AMX" not in f.replace("AMX_", "") for f in llama_build.BASE_FLAGS)
 
@@ -188,3 +190,13 @@ def test_served_adapter_agrees_with_peft_and_is_chosen_per_request(llama_cfg: An
             if name != "smollm2":
                 model.unload()  # PeftModel wraps `base` in place; take the adapter out for the next one
             assert not found, f"{name} on {prompt[:30]!r}: " + "; ".join(found)
+
+
+def test_a_damaged_source_download_is_removed_with_one_sentence(tmp_path: Path) -> None:
+    """A download cut short (a kill, a full disk) was trusted by every later build, each ending in
+    a tarfile traceback; it is now removed, so the next build fetches it again."""
+    sdist = tmp_path / "llama_cpp_python-0.3.36.tar.gz"
+    sdist.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 40)  # a gzip header, then nothing
+    with pytest.raises(llama_build.EngineBuildError, match="is damaged .*run the build again"):
+        llama_build._extract_tree(sdist, tmp_path / "out")
+    assert not sdist.exists()
