@@ -194,6 +194,7 @@ class SandboxReward:
         problem: list[str],
         prev_best: list[float],
         edit_format: list[str] | None = None,
+        guide: list[str] | None = None,
         log_metric: Callable[[str, float], None] | None = None,
         **_: Any,
     ) -> list[float | None]:
@@ -279,9 +280,28 @@ class SandboxReward:
             log_metric("reward/no_code_share", batch["no_code"] / max(1, len(texts)))
             log_metric("reward/tampered_share", batch["tampered"] / max(1, len(texts)))
             log_metric("reward/flagged_share", batch["flagged"] / max(1, len(texts)))
+            guided = guide_rows(prompts, guide)
+            own = [r for i, r in enumerate(rewards) if r is not None and i not in guided]
+            # the policy's own completions: a guide row's reward is the reference's, not a sample's
+            log_metric("reward/own_mean", sum(own) / len(own) if own else float("nan"))
+            log_metric("reward/guide_share", len(guided) / max(1, len(texts)))
         if self.on_batch:
             self.on_batch(batch)
         return rewards
+
+
+def guide_rows(prompts: list[Any], guide: list[str] | None) -> set[int]:
+    """The rows a guide was forced into (`guide_anchor.guided_rows`' rule, seen from the reward):
+    the last row of each group of identical consecutive prompts, of more than one row, whose
+    prompt has a guide."""
+    if not guide:
+        return set()
+    keys = [json.dumps(p, sort_keys=True, default=str) for p in prompts]
+    return {
+        i
+        for i, key in enumerate(keys)
+        if guide[i] and i > 0 and keys[i - 1] == key and (i + 1 == len(keys) or keys[i + 1] != key)
+    }
 
 
 def anchor_counts(

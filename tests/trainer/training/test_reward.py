@@ -216,3 +216,27 @@ def test_trajectory_reward_gives_minus_one_to_a_tampered_trajectory() -> None:
     assert trajectory_reward([[]], replies[:1], final_reply=replies[:1], final_pass=[1.0], rollout_prev_best=[0.0]) == [
         1.0
     ]  # older rollouts without the field
+
+
+def test_the_own_reward_leaves_out_the_guide_rows() -> None:
+    """A guided group's last row is the reference program forced in: its reward is not a sample's,
+    so `reward/own_mean` (the curve a run is read by) leaves it out; TRL's `reward` keeps it."""
+    from trainer.training.reward import guide_rows
+
+    reward = SandboxReward(FlakyRunner(set()), RewardSettings(retry_wait_s=0))
+    blob = json.dumps(sum_problem().to_dict())
+    replies = [answer(WRONG_SUM), answer(WRONG_SUM), answer(RIGHT_SUM), "no code", answer(RIGHT_SUM)]
+    prompts = [[{"role": "user", "content": "p1"}]] * 3 + [[{"role": "user", "content": "p2"}]] * 2
+    guide = [RIGHT_SUM] * 3 + [""] * 2  # p1 is guided (its last row is the guide), p2 is not
+    logged: dict[str, float] = {}
+    out = reward(
+        prompts=prompts,
+        completions=[[{"role": "assistant", "content": r}] for r in replies],
+        problem=[blob] * 5,
+        prev_best=[0.0] * 5,
+        guide=guide,
+        log_metric=logged.__setitem__,
+    )
+    assert guide_rows(prompts, guide) == {2} and guide_rows([["p"]], ["g"]) == set()  # a group of one: none
+    assert logged["reward/own_mean"] == pytest.approx((out[0] + out[1] + out[3] + out[4]) / 4)
+    assert logged["reward/guide_share"] == pytest.approx(0.2)
