@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from assistant.loop import prompts
-from assistant.loop.grading import run_public_and_hidden
+from assistant.loop.public_hidden import run_public_and_hidden
 from assistant.messages import extract
 from assistant.problems.resolve import read_problem_file
 from assistant.problems.schema import Problem

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop import candidates, feedback, prompts
-from assistant.loop.grading import run_public_and_hidden
+from assistant.loop.public_hidden import run_public_and_hidden
 from assistant.messages import extract
 from assistant.messages.shapes import ChatResult, LLMError
 from assistant.problems.schema import Problem

@@ -5,10 +5,9 @@ that their reports and stored sessions record."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Generic, TypedDict, TypeVar
+from typing import Any, Callable, Generic, TypedDict, TypeVar
 
-if TYPE_CHECKING:
-    from assistant.settings import LoopSettings
+from assistant.settings import LoopSettings
 
 T = TypeVar("T")
 
@@ -50,7 +49,5 @@ def loop_grading(loop: LoopSettings) -> dict[str, Any]:
     """The loop settings that change what is graded or what the feedback says (the sanitizer, the
     feedback's field cut, the timeout it quotes, the resample temperature), each only where it
     differs from its default, so that sessions stored before they were recorded still match."""
-    from assistant.settings import LoopSettings as Defaults  # the settings module is light
-
-    defaults = Defaults()
+    defaults = LoopSettings()
     return {f: getattr(loop, f) for f in GRADING_FIELDS if getattr(loop, f) != getattr(defaults, f)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.loop.grading import run_public_and_hidden
+from assistant.loop.public_hidden import run_public_and_hidden
 from assistant.loop.sanitize import graded_program, sanitize
 from tests.assistant.sample_problems import function_problem
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from assistant.loop import feedback, prompts, recorder
-from assistant.loop.grading import run_public_and_hidden
+from assistant.loop.public_hidden import run_public_and_hidden
 from assistant.loop.session import (
     ProgramExtracted,
     Session,
