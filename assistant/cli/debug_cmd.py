@@ -231,7 +231,7 @@ def _report(
     diff = unified_diff(original, fixed, str(session.problem.target_file)) if fixed else ""
     passed = bool(best and best.passed_public)
     backup = (
-        apply_change(file, fixed, _journal(settings), args.force, original)
+        apply_change(file, fixed, _journal(settings), original=original, dirty_ok=args.force)
         if args.apply and passed and fixed and diff and not interrupted
         else None
     )

@@ -96,8 +96,8 @@ def apply_change(
     raw = file.read_bytes()
     if original is not None and not force and read_text(raw) != original:
         raise UserError(
-            f"{file} changed since cobalt read it, so the fix was not written; run cobalt debug on it again "
-            "(or pass --force to write the fix over the change: a backup is kept)"
+            f"{file} changed since cobalt read it, so the fix (made from the old text) was not written; "
+            "run cobalt debug on it again"
         )
     backup = backup_path(file)
     shutil.copy2(file, backup)

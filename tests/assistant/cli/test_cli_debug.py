@@ -191,6 +191,27 @@ def test_apply_refuses_a_file_with_uncommitted_git_changes_unless_forced(
     assert (project / "calc.py.orig").read_text() == edited
 
 
+def test_force_writes_over_uncommitted_changes_but_never_over_edits_made_during_the_run(
+    cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--force is for uncommitted git changes (the error about them asks for it); the fix was made
+    from the text cobalt read, so edits typed into the file meanwhile must not be written over."""
+    commit_all(project)
+    (project / "calc.py").write_text(BROKEN + "# uncommitted\n")
+    typed = BROKEN + "# uncommitted\n# typed while cobalt ran\n"
+
+    class EditedMeanwhile(ScriptedClient):
+        def request_kwargs(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+            (project / "calc.py").write_text(typed)
+            return super().request_kwargs(messages)
+
+    use_model(monkeypatch, EditedMeanwhile([answer(FIXED)]))
+    argv = ["debug", str(project / "calc.py"), "--test", "python -m pytest -q", "--apply", "--force", "--no-search"]
+    assert main(argv) == 1
+    assert "changed since cobalt read it" in capsys.readouterr().err
+    assert (project / "calc.py").read_text() == typed
+
+
 def test_resume_last_continues_the_stored_debug_session(
     cobalt_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
