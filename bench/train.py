@@ -188,6 +188,7 @@ def train_side(
         max_steps=steps,
         progress=_say,
         server=side.server,
+        sanitize=side.loop.sanitize_answers,
         **_overrides(args),
         **(grpo_extra or {}),
     )

@@ -45,6 +45,12 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         raise UserError(
             f"{args.dataset} is not a dataset directory (no train.jsonl); build one with `cobalt dataset build`"
         )
+    try:
+        data_hash = json.loads((args.dataset / "meta.json").read_text()).get("data_hash")
+    except (OSError, ValueError, AttributeError):
+        data_hash = None
+    if not data_hash:  # the run is named by it: found missing only after the whole run otherwise
+        raise UserError(f"{args.dataset} has no meta.json with its data_hash; build it with `cobalt dataset build`")
     settings = load_train_settings(config.train, args.profile)
     if args.no_budget:
         settings = settings.model_copy(update={"max_minutes": 0.0})
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace, config: Settings) -> int:
             parent=parent,
             max_steps=args.max_steps,
             progress=progress,
+            sanitize=config.loop.sanitize_answers,
             **overrides,
         )
     finally:
@@ -110,7 +117,8 @@ def run(args: argparse.Namespace, config: Settings) -> int:
     else:
         m = result.meta["metrics"]
         print(
-            f"trained {m['steps']} steps in {m['wall_s']} s; mean reward {m['mean_reward']:+.3f}; "
+            f"trained {m['steps']} steps in {m['wall_s']} s; mean reward "
+            f"{'n/a (no step logged)' if m['mean_reward'] is None else format(m['mean_reward'], '+.3f')}; "
             f"adapter at {result.adapter}"
         )
         if "registered" in summary:

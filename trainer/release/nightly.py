@@ -213,6 +213,7 @@ class Retrain(GateServing):
             parent=parent,
             max_steps=self.max_steps,
             progress=self.progress,
+            sanitize=self.config.loop.sanitize_answers,
         )
         return {
             "adapter": str(result.adapter),

@@ -243,14 +243,19 @@ def train(
     progress: Progress = print,
     extra_callbacks: list[Any] | None = None,
     server: Any = None,
+    sanitize: bool = True,
     **grpo_overrides: Any,
 ) -> TrainResult:
     """Train (or resume) into `out`; returns the saved adapter and its metadata. `parent` is
-    an `AdapterVersion` to continue from. An `out/adapter` already saved is returned as is. A
+    an `AdapterVersion` to continue from; `sanitize` is `loop.sanitize_answers` (the reward grades
+    as the sessions did). An `out/adapter` already saved is returned as is. A
     directory of another model, dataset or parent is refused (`run_identity`)."""
 
     data_meta = read_meta(dataset)
-    run_identity.claim(out, run_identity.identity(model, data_meta, parent))
+    args = grpo_config(settings, out, max_steps, **grpo_overrides)
+    recipe = run_identity.recipe_hash(settings, grpo_overrides, sanitize)
+    ident = run_identity.identity(model, data_meta, parent, int(args.seed), int(args.max_steps), recipe)
+    run_identity.claim(out, ident)
     final = out / "adapter"
     if (final / ADAPTER_META).is_file():
         return TrainResult(final, json.loads((final / ADAPTER_META).read_text()))
@@ -258,7 +263,6 @@ def train(
     train_set = load_split(dataset, "train")
     if len(train_set) == 0:
         raise UserError(f"the dataset {dataset} has no training prompts")
-    args = grpo_config(settings, out, max_steps, **grpo_overrides)
     if {**settings.grpo, **grpo_overrides}.get("bf16") and not args.bf16:
         progress("this CPU has no native bfloat16 (AMX, AVX512-BF16): training in float32 (train.cpu_bf16)")
     args.generation_kwargs = generation_kwargs(settings, model_path, args.generation_kwargs)
@@ -267,6 +271,7 @@ def train(
         settings.reward,
         max_completion_length=int(args.max_completion_length or 0),
         anchored=settings.greedy_anchor,
+        sanitize=sanitize,
     )
     llama = {"paths": paths, "server": server, "work": out / "rollouts", "progress": progress}
     trainer = make_trainer(model_path, settings, args, train_set, [reward], parent, llama=llama)

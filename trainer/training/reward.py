@@ -162,8 +162,10 @@ class SandboxReward:
         on_batch: Callable[[dict[str, float]], None] | None = None,
         limits: Limits | None = None,
         anchored: bool = False,
+        sanitize: bool = True,
     ) -> None:
         self.__name__ = "sandbox"
+        self.sanitize = sanitize  # `loop.sanitize_answers`: grade as the sessions and eval grade
         self.limits = limits
         self.sandbox = sandbox
         self.settings = settings or RewardSettings()
@@ -219,7 +221,7 @@ class SandboxReward:
                 tests = [] if prob.kind == "pytest" else prob.all_tests()
                 jobs.append(
                     Job(
-                        program=graded_program(program, prob.kind),
+                        program=graded_program(program, prob.kind, self.sanitize),
                         tests=tests,
                         kind=prob.kind,
                         limits=self.limits,
@@ -269,8 +271,9 @@ class SandboxReward:
                 )
             )
             batch["scored"] += 1
+        guided = guide_rows(prompts, guide, texts)
         if self.anchored:
-            batch.update(anchor_counts(prompts, rewards, unchanged, solved))
+            batch.update(anchor_counts(prompts, rewards, unchanged, solved, guided))
         with self._lock:
             for key, value in batch.items():
                 self.totals[key] += value
@@ -280,7 +283,6 @@ class SandboxReward:
             log_metric("reward/no_code_share", batch["no_code"] / max(1, len(texts)))
             log_metric("reward/tampered_share", batch["tampered"] / max(1, len(texts)))
             log_metric("reward/flagged_share", batch["flagged"] / max(1, len(texts)))
-            guided = guide_rows(prompts, guide)
             own = [r for i, r in enumerate(rewards) if r is not None and i not in guided]
             # the policy's own completions: a guide row's reward is the reference's, not a sample's
             log_metric("reward/own_mean", sum(own) / len(own) if own else float("nan"))
@@ -290,26 +292,35 @@ class SandboxReward:
         return rewards
 
 
-def guide_rows(prompts: list[Any], guide: list[str] | None) -> set[int]:
+def guide_rows(prompts: list[Any], guide: list[str] | None, texts: list[str]) -> set[int]:
     """The rows a guide was forced into (`guide_anchor.guided_rows`' rule, seen from the reward):
     the last row of each group of identical consecutive prompts, of more than one row, whose
-    prompt has a guide."""
+    prompt has a guide, and whose text is that guide (a guide too long to force, or not found,
+    left the row to the policy)."""
     if not guide:
         return set()
     keys = [json.dumps(p, sort_keys=True, default=str) for p in prompts]
     return {
         i
         for i, key in enumerate(keys)
-        if guide[i] and i > 0 and keys[i - 1] == key and (i + 1 == len(keys) or keys[i + 1] != key)
+        if guide[i]
+        and i > 0
+        and keys[i - 1] == key
+        and (i + 1 == len(keys) or keys[i + 1] != key)
+        and texts[i].strip() == guide[i].strip()
     }
 
 
 def anchor_counts(
-    prompts: list[Any], rewards: list[float | None], unchanged: set[int], solved: set[int]
+    prompts: list[Any],
+    rewards: list[float | None],
+    unchanged: set[int],
+    solved: set[int],
+    guided: set[int] | frozenset[int] = frozenset(),
 ) -> dict[str, int]:
     """For greedy-anchored groups (the first completion of each prompt is the greedy one): how
     many anchors, how many resubmitted their context's program unchanged, how many passed every
-    test, and in how many groups some sample scored above the anchor."""
+    test, and in how many groups some sample (not a forced guide, `guided`) scored above the anchor."""
     groups: dict[str, list[int]] = {}
     for i, prompt in enumerate(prompts):
         groups.setdefault(repr(prompt), []).append(i)
@@ -320,6 +331,6 @@ def anchor_counts(
         out["anchor_unchanged"] += int(first in unchanged)
         mine = rewards[first]
         out["anchor_solved"] += int(first in solved)
-        others = [rewards[i] for i in rows[1:] if rewards[i] is not None]
+        others = [rewards[i] for i in rows[1:] if rewards[i] is not None and i not in guided]
         out["anchor_beaten"] += int(mine is not None and any(r > mine for r in others))
     return out

@@ -100,6 +100,7 @@ class MultiTurnRollout:
         last_reply, best, last_pass = [""] * n, [0.0] * n, [0.0] * n
         prev_best = [0.0] * n
         tampered = [False] * n  # some turn's program forged its grading (a hidden canary passed)
+        faulted = [False] * n  # the sandbox failed on a turn's program even after a retry: no score
         active = list(range(n))
         for turn in range(self.turns):
             replies = self._generate(model, [prompt_ids[i] + completion[i] for i in active])
@@ -122,7 +123,8 @@ class MultiTurnRollout:
                 env_mask[i] += [1] * len(body)
                 public = self._public(problems[i], result) if program and result else None
                 done = public is not None and public.all_passed
-                if turn == self.turns - 1 or done:
+                faulted[i] = bool(program) and result is None  # not a failure: the trajectory ends unscored
+                if turn == self.turns - 1 or done or faulted[i]:
                     completion[i].append(self.tok.eos_token_id)
                     env_mask[i].append(1)
                     continue
@@ -146,6 +148,7 @@ class MultiTurnRollout:
             "final_pass": last_pass,
             "rollout_prev_best": prev_best,
             "final_tampered": tampered,
+            "final_faulted": faulted,
         }
 
     @staticmethod
@@ -175,11 +178,14 @@ def trajectory_reward(
     final_pass: list[float],
     rollout_prev_best: list[float],
     final_tampered: list[bool] | None = None,
+    final_faulted: list[bool] | None = None,
     **_: Any,
-) -> list[float]:
-    """The baseline's reward: `score` of the last turn of each trajectory."""
+) -> list[float | None]:
+    """The baseline's reward: `score` of the last turn of each trajectory; None (unscorable, as the
+    bandit's reward drops a sandbox fault) for one whose last program the sandbox could not run."""
     forged = final_tampered or [False] * len(final_reply)  # a trajectory with a tampered turn gets -1
+    faults = final_faulted or [False] * len(final_reply)
     return [
-        score(text, p, prev, tampered=bool(t))
-        for text, p, prev, t in zip(final_reply, final_pass, rollout_prev_best, forged)
+        None if f else score(text, p, prev, tampered=bool(t))
+        for text, p, prev, t, f in zip(final_reply, final_pass, rollout_prev_best, forged, faults)
     ]

@@ -273,6 +273,11 @@ def test_dataset_build_and_train_commands(cobalt_home, tmp_path, capsys: pytest.
     assert result["metrics"]["steps"] == 1 and (cobalt_home / "adapters" / "v1" / "adapter_config.json").is_file()
     assert main(["train", "--dataset", str(tmp_path), "--model", "tiny"]) == 1
     assert "is not a dataset directory" in capsys.readouterr().err
+    no_meta = tmp_path / "no-meta"
+    no_meta.mkdir()
+    (no_meta / "train.jsonl").write_text("{}\n")
+    assert main(["train", "--dataset", str(no_meta), "--model", "tiny"]) == 1  # not a traceback
+    assert "has no meta.json with its data_hash" in capsys.readouterr().err
     import yaml
 
     (tmp_path / "only.yaml").write_text(yaml.safe_dump([sum_problem("mid").to_dict()]))

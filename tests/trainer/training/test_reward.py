@@ -10,7 +10,7 @@ import pytest
 from sandbox.api import Limits, RunResult, SandboxError, TestResult
 from tests.trainer.trainer_fakes import RIGHT_SUM, WRONG_SUM, answer, sum_problem
 from trainer.train_settings import RewardSettings
-from trainer.training.reward import SandboxReward, format_problems, overlong_penalty, score
+from trainer.training.reward import SandboxReward, completion_text, format_problems, overlong_penalty, score
 
 OK = answer("print(1)")
 TWO_BLOCKS = "```python\nprint(1)\n```\nor\n```python\nprint(2)\n```"
@@ -216,6 +216,15 @@ def test_trajectory_reward_gives_minus_one_to_a_tampered_trajectory() -> None:
     assert trajectory_reward([[]], replies[:1], final_reply=replies[:1], final_pass=[1.0], rollout_prev_best=[0.0]) == [
         1.0
     ]  # older rollouts without the field
+    faulted = trajectory_reward(
+        [[]] * 2,
+        replies,
+        final_reply=replies,
+        final_pass=[0.0, 1.0],
+        rollout_prev_best=[0.0, 0.0],
+        final_faulted=[True, False],
+    )
+    assert faulted == [None, 1.0]  # a sandbox fault is unscorable, not a failing program's -0.1
 
 
 def test_the_own_reward_leaves_out_the_guide_rows() -> None:
@@ -227,7 +236,7 @@ def test_the_own_reward_leaves_out_the_guide_rows() -> None:
     blob = json.dumps(sum_problem().to_dict())
     replies = [answer(WRONG_SUM), answer(WRONG_SUM), answer(RIGHT_SUM), "no code", answer(RIGHT_SUM)]
     prompts = [[{"role": "user", "content": "p1"}]] * 3 + [[{"role": "user", "content": "p2"}]] * 2
-    guide = [RIGHT_SUM] * 3 + [""] * 2  # p1 is guided (its last row is the guide), p2 is not
+    guide = [answer(RIGHT_SUM)] * 3 + [""] * 2  # p1 is guided (its last row is the guide), p2 is not
     logged: dict[str, float] = {}
     out = reward(
         prompts=prompts,
@@ -237,6 +246,37 @@ def test_the_own_reward_leaves_out_the_guide_rows() -> None:
         guide=guide,
         log_metric=logged.__setitem__,
     )
-    assert guide_rows(prompts, guide) == {2} and guide_rows([["p"]], ["g"]) == set()  # a group of one: none
+    texts = [completion_text([{"role": "assistant", "content": r}]) for r in replies]
+    assert guide_rows(prompts, guide, texts) == {2} and guide_rows([["p"]], ["g"], ["g"]) == set()  # one row: none
+    not_forced = texts[:2] + [answer(WRONG_SUM)] + texts[3:]  # a guide too long to force: the policy's own row
+    assert guide_rows(prompts, guide, not_forced) == set()
     assert logged["reward/own_mean"] == pytest.approx((out[0] + out[1] + out[3] + out[4]) / 4)
     assert logged["reward/guide_share"] == pytest.approx(0.2)
+
+
+def test_a_forced_guide_does_not_count_as_a_sample_beating_the_greedy_anchor() -> None:
+    from trainer.training.reward import anchor_counts
+
+    prompts, rewards = [["p"]] * 3, [0.0, -0.1, 1.0]  # the greedy anchor, a sample, the forced guide
+    assert anchor_counts(prompts, rewards, set(), set())["anchor_beaten"] == 1
+    assert anchor_counts(prompts, rewards, set(), set(), {2})["anchor_beaten"] == 0
+
+
+def test_the_reward_grades_answers_as_the_loop_settings_say() -> None:
+    """With `loop.sanitize_answers: false` the sessions and eval grade a function answer whole; the
+    reward did not (a module-level assert that fails was cut away in training only)."""
+    from tests.assistant.sample_problems import add_problem
+
+    program = "def add(a, b):\n    return a + b\n\nassert add(1, 1) == 3\n"
+    blob = json.dumps(add_problem().to_dict())
+    for sanitize, whole in ((True, False), (False, True)):
+        runner = FlakyRunner(set())
+        reward = SandboxReward(runner, RewardSettings(retry_wait_s=0), sanitize=sanitize)
+        reward(
+            prompts=[[]],
+            completions=[[{"role": "assistant", "content": answer(program)}]],
+            problem=[blob],
+            prev_best=[0.0],
+        )
+        (graded,) = runner.seen
+        assert ("assert add(1, 1) == 3" in graded) is whole
