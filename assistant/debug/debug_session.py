@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from assistant.debug import edit_search, line_marks
 from assistant.debug import failures as fails
-from assistant.debug.edit_prompt import Budget, TurnView, build
+from assistant.debug.edit_prompt import Budget, DoesNotFit, TurnView, build
 from assistant.debug.edits import BLOCK, FUNCTIONS, SEARCH_REPLACE, apply_reply, syntax_error
 from assistant.debug.fix_file import best_turn
 from assistant.debug.localize import Span, implicated, spans, spans_if_parsed
@@ -81,6 +81,7 @@ class DebugSession(Session):
         self._began = time.monotonic()  # reset by each run(): `debug.deadline_s` counts from there
         self._model_turn_s: list[float] = []  # the wall seconds of each model turn of this run
         self._as_typed: str | None = None  # the person's whole file while their turn runs
+        self._prompt_optional = False  # during a turn no model takes (the search's, the person's)
 
     # --- the file as it stands ------------------------------------------------------
 
@@ -180,6 +181,17 @@ class DebugSession(Session):
         return line_marks.pick(scored_lines(spans_if_parsed(source), run.tests), found, source, most) if most else ()
 
     def context(self) -> list[Message]:
+        """The model's prompt for the next turn. A turn the model does not take (the search's, the
+        person's) is stored without one when the file does not fit the model's context: the search
+        and the person's own test run need no model."""
+        try:
+            return self._prompt()
+        except DoesNotFit:
+            if self._prompt_optional:
+                return []
+            raise
+
+    def _prompt(self) -> list[Message]:
         source, run, failed, found = self._implicated(self.debug.max_spans, prompt=True)
         target = str(self.problem.target_file)
         first = failed[0] if failed else None
@@ -241,7 +253,11 @@ class DebugSession(Session):
         """The small-edit search (assistant/debug/edit_search.py) over the implicated functions:
         a turn by `search` holding the fix as a SEARCH/REPLACE reply, or None when no small edit
         makes every test pass. Its outcome is in meta["search"] either way (so it runs once)."""
-        sid, index, messages = self._start(), len(self.turns), self.context()
+        self._prompt_optional = True
+        try:
+            sid, index, messages = self._start(), len(self.turns), self.context()
+        finally:
+            self._prompt_optional = False
         source, run, failed, found = self._implicated(self.debug.search.spans)
         suspects = ranked_lines(spans_if_parsed(source), run.tests)
         lines = edit_search.search_lines(found, failed, str(self.problem.target_file), suspects)
@@ -283,11 +299,11 @@ class DebugSession(Session):
         """The person's turn (the TUI's ctrl+t): the editor holds the whole file as they left it,
         which is tested as it stands, not applied as an edit (that would keep only its functions and
         drop a changed constant or import, or fail on a file that does not parse)."""
-        self._as_typed = text
+        self._as_typed, self._prompt_optional = text, True
         try:
             return super().human_turn(text)
         finally:
-            self._as_typed = None
+            self._as_typed, self._prompt_optional = None, False
 
     def program_of(self, reply: str) -> tuple[str | None, str]:
         if self._as_typed is not None:

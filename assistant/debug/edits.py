@@ -99,6 +99,20 @@ def _after_imports(source: str) -> int:
     return max((n.end_lineno or 0 for n in body if isinstance(n, (ast.Import, ast.ImportFrom))), default=0)
 
 
+def _main_guard(source: str) -> int | None:
+    """The line index of the module's top-level `if __name__ == "__main__":`, if it has one."""
+    try:
+        body = pyast.parse(source).body
+    except SyntaxError:
+        return None
+    for node in body:
+        test = getattr(node, "test", None)
+        if isinstance(node, ast.If) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name):
+            if test.left.id == "__name__":
+                return node.lineno - 1
+    return None
+
+
 DOTTED_DEF = re.compile(r"^(?P<head>(?:async\s+)?def\s+)(?P<owner>[A-Za-z_]\w*)\.(?P<name>[A-Za-z_]\w*)(?=\s*\()")
 
 
@@ -141,6 +155,7 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
     replacements: list[tuple[int, int, list[str], str]] = []  # (start, end, new lines, name), 1-based inclusive
     appended: list[str] = []
     unchanged: list[str] = []  # functions the reply repeats as they are
+    ambiguous: list[str] = []  # a name several definitions share that the reply's decorators do not tell apart
     imports: list[str] = []
 
     def indent_of(line_no: int) -> str:
@@ -160,12 +175,21 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
             method = first in ("self", "cls")  # a bare `def render(self` is a method, not the module's `render`
             of_kind = [s for s in candidates if (s.kind == "method") == method]
             candidates = shown or of_kind or candidates
+        decorators = tuple(ast.unparse(d) for d in getattr(node, "decorator_list", []))
+        if len({s.qualname for s in candidates}) == 1 and len(candidates) > 1:  # a getter and its setter, ...
+            candidates = [s for s in candidates if s.decorators == decorators]
+            if len(candidates) != 1:
+                ambiguous.append(f"{owner + '.' if owner else ''}{name}")
+                return
         if len(candidates) == 1:
             span = candidates[0]
-            if textwrap.dedent("".join(lines[span.start - 1 : span.end])).strip() == textwrap.dedent(segment).strip():
+            start = span.start
+            if not decorators and span.def_line > span.start:
+                start = span.def_line  # the reply gave the def without its decorators: they stay
+            if textwrap.dedent("".join(lines[start - 1 : span.end])).strip() == textwrap.dedent(segment).strip():
                 unchanged.append(span.qualname)
                 return  # repeated unchanged
-            replacements.append((span.start, span.end, _indented(segment, indent_of(span.start)), span.qualname))
+            replacements.append((start, span.end, _indented(segment, indent_of(start)), span.qualname))
         elif owner is None:
             appended.append(segment)
         else:
@@ -189,6 +213,12 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
             line = ast.unparse(node)
             if line not in {ln.strip() for ln in lines}:
                 imports.append(line + "\n")
+    if ambiguous:
+        return EditResult(
+            None,
+            f"the file defines {', '.join(f'`{n}`' for n in ambiguous)} more than once (a getter and its "
+            "setter, overloads); give each with its decorators as the file has them",
+        )
     if not replacements:
         why = ""
         if unchanged:
@@ -197,14 +227,20 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
             added = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
             why = f" (it only adds {', '.join(f'`{n}`' for n in added)}; fix the code that is there)"
         return EditResult(None, f"the reply changes no function or method of the file{why}")
-    replacements = list({(r[3], "".join(r[2])): r for r in replacements}.values())  # the same one twice: once
+    replacements = list({(r[0], r[3], "".join(r[2])): r for r in replacements}.values())  # the same one twice: once
     names = [name for *_, name in replacements]
-    if len(set(names)) != len(names):
+    if len({(start, name) for start, _, _, name in replacements}) != len(replacements):
         return EditResult(None, "the reply defines the same function twice, differently")
     for start, end, new, _ in sorted(replacements, key=lambda r: r[0], reverse=True):
         lines[start - 1 : end] = new
-    for segment in appended:
-        lines += ["\n", "\n"] + _indented(segment, "")
+    at = _main_guard("".join(lines))
+    for segment in appended:  # new definitions before `if __name__ == "__main__":`, which runs at import's end
+        block = ["\n", "\n"] + _indented(segment, "")
+        if at is None:
+            lines += block
+        else:
+            lines[at:at] = block[2:] + ["\n", "\n"]
+            at += len(block)
     if imports:
         at = _after_imports("".join(lines))
         lines[at:at] = imports

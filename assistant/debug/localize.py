@@ -32,6 +32,8 @@ class Span:
     kind: str  # function | class | method
     start: int
     end: int
+    def_line: int = 0  # the `def`/`class` line (after the decorators); 0: not known
+    decorators: tuple[str, ...] = ()  # each decorator as `ast.unparse` writes it (`property`, `value.setter`)
 
     def contains(self, line: int) -> bool:
         return self.start <= line <= self.end
@@ -44,7 +46,8 @@ class Span:
 def _span(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str, owner: str = "") -> Span:
     start = min([node.lineno] + [d.lineno for d in node.decorator_list])
     qualname = f"{owner}.{node.name}" if owner else node.name
-    return Span(node.name, qualname, kind, start, node.end_lineno or node.lineno)
+    decorators = tuple(ast.unparse(d) for d in node.decorator_list)
+    return Span(node.name, qualname, kind, start, node.end_lineno or node.lineno, node.lineno, decorators)
 
 
 def spans(source: str) -> list[Span]:
@@ -162,14 +165,23 @@ def implicated(
     what it names or implies. Spans whose qualname is in `tried` (edited without effect) come
     last; [] when none can be told."""
     all_spans = spans_if_parsed(source)
-    by_name = {s.qualname: s for s in all_spans}
+    by_name: dict[str, list[Span]] = {}
+    for span in all_spans:  # a property's getter and setter (or @overload variants) share a qualname
+        by_name.setdefault(span.qualname, []).append(span)
     chosen: list[Span] = []
+
+    def current(span: Span) -> Span | None:
+        """`span` in this version of the file (the suspects may come from an earlier one)."""
+        same = by_name.get(span.qualname, [])
+        if span in same or not same:
+            return span if same else None
+        return next((s for s in same if s.decorators == span.decorators), same[0])
 
     def add(found: list[Span]) -> None:
         for span in found:
-            span = by_name.get(span.qualname, span)  # the suspects may come from an earlier version of the file
-            if span not in chosen and span.qualname in by_name:
-                chosen.append(span)
+            now = current(span)
+            if now is not None and now not in chosen:
+                chosen.append(now)
 
     add(leading or [])
     framed = [_by_frames(all_spans, target, failure) for failure in failures]

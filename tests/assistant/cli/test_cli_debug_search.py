@@ -63,6 +63,22 @@ def test_a_bug_one_operator_away_is_fixed_by_the_search_without_asking_the_model
     assert (project / "ages.py").read_text() == AGES_FIXED and json.loads(capsys.readouterr().out)["applied"]
 
 
+def test_a_file_too_long_for_the_models_context_is_still_searched(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The search needs no model: a prompt that does not fit (DoesNotFit) stopped it before it ran."""
+    monkeypatch.setenv("COBALT__DEBUG__CONTEXT_TOKENS", "256")
+    project = ages_project(tmp_path / "ages")
+    idle = ScriptedClient([])
+    use_model(monkeypatch, idle)
+    assert main(["debug", str(project / "ages.py"), "--test", COMMAND, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] and result["fixed_by"] == "search" and idle.calls == []
+    with Store.open() as store:
+        (record,) = store.sessions()
+        assert store.session(record.id).turns[0].messages == []  # no prompt fits: none is stored
+
+
 def test_no_search_and_a_bug_no_small_edit_fixes_both_go_to_the_model(
     cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from assistant.debug.edits import FUNCTIONS, SEARCH_REPLACE, apply_reply
+from assistant.debug.edits import FUNCTIONS, SEARCH_REPLACE, apply_functions, apply_reply
 
 SOURCE = '''"""A small module."""
 import math
@@ -160,3 +160,56 @@ def test_a_form_feed_inside_the_replys_string_stays_in_the_string() -> None:
     code = 'def mul(a, b):\n    sep = "x\x0cy"\n    return a * b'
     result = apply_reply(SOURCE, _reply(code), FUNCTIONS)
     assert result.error is None and '    sep = "x\x0cy"\n    return a * b\n' in result.source
+
+
+DECORATED = """def login_required(f):
+    return f
+
+
+@login_required
+def total(items):
+    return sum(items) + 1
+
+
+class C:
+    def __init__(self):
+        self._v = 0
+
+    @property
+    def value(self):
+        return self._v + 1
+
+    @value.setter
+    def value(self, v):
+        self._v = v
+
+
+if __name__ == "__main__":
+    print(total([1]))
+"""
+
+
+def test_a_reply_without_the_decorators_keeps_the_files_decorators() -> None:
+    """The prompt asks for the def line and body: a model that leaves `@login_required` out must not
+    take it off the function (tests rarely check it, so the fix would pass and be written)."""
+    result = apply_functions(DECORATED, "```python\ndef total(items):\n    return sum(items)\n```")
+    assert result.source == DECORATED.replace("sum(items) + 1", "sum(items)")
+
+
+def test_a_getter_and_its_setter_are_told_apart_by_their_decorators() -> None:
+    getter = "```python\nclass C:\n    @property\n    def value(self):\n        return self._v\n```"
+    assert apply_functions(DECORATED, getter).source == DECORATED.replace("self._v + 1", "self._v")
+    both = getter[:-3] + "\n    @value.setter\n    def value(self, v):\n        self._v = int(v)\n```"
+    assert apply_functions(DECORATED, both).source == DECORATED.replace("self._v + 1", "self._v").replace(
+        "self._v = v", "self._v = int(v)"
+    )
+    bare = apply_functions(DECORATED, "```python\nclass C:\n    def value(self):\n        return self._v\n```")
+    assert bare.source is None and "defines `C.value` more than once" in (bare.error or "")
+
+
+def test_a_new_helper_goes_before_the_main_guard() -> None:
+    """After `if __name__ == "__main__":` it would not exist yet when the guard's code runs."""
+    reply = "```python\ndef _one(x):\n    return x\n\n\ndef total(items):\n    return sum(map(_one, items))\n```"
+    source = apply_functions(DECORATED, reply).source or ""
+    assert source.index("def total(") < source.index("def _one(") < source.index('if __name__ == "__main__":')
+    assert source.endswith('if __name__ == "__main__":\n    print(total([1]))\n')

@@ -121,3 +121,17 @@ def test_then_the_words_of_the_failing_tests_name_pick_the_function() -> None:
     plain = "tests/test_db.py:9: in test_drop_table_twice\n    check(db)\nE   AssertionError"
     found = implicated(OPERATORS_SOURCE, "money.py", [_failure(plain, "tests/test_db.py::test_drop_table_twice")])
     assert [s.qualname for s in found] == ["drop_table"]
+
+
+def test_a_frame_in_a_property_getter_implicates_the_getter_not_its_setter() -> None:
+    """The getter and setter share the qualname `C.value`: keyed by it, the setter was shown."""
+    source = (
+        "class C:\n    @property\n    def value(self):\n        return self._v + 1\n\n"
+        "    @value.setter\n    def value(self, v):\n        self._v = v\n"
+    )
+    crash = (
+        "tests/test_c.py:3: in test_value\n    assert C().value == 1\n"
+        "pkg/c.py:4: in value\n    return self._v + 1\nE   AttributeError: no _v"
+    )
+    (found,) = implicated(source, "pkg/c.py", [_failure(crash, "tests/test_c.py::test_value")])
+    assert (found.qualname, found.start, found.decorators) == ("C.value", 2, ("property",))
