@@ -82,6 +82,7 @@ class DebugSession(Session):
         self._model_turn_s: list[float] = []  # the wall seconds of each model turn of this run
         self._as_typed: str | None = None  # the person's whole file while their turn runs
         self._prompt_optional = False  # during a turn no model takes (the search's, the person's)
+        self._search_ends: float | None = None  # while the search runs: when its time budget ends
 
     # --- the file as it stands ------------------------------------------------------
 
@@ -263,7 +264,11 @@ class DebugSession(Session):
         lines = edit_search.search_lines(found, failed, str(self.problem.target_file), suspects)
         self._emit(edit_search.SearchStarted(sid, [s.qualname for s in found], len(lines)))
         attempt = edit_search.failing_first(self._run_file, run) if self.debug.search.failing_first else self._run_file
-        result = edit_search.search(source, lines, attempt, run, self.debug.search)
+        self._search_ends = time.monotonic() + self.debug.search.max_seconds
+        try:
+            result = edit_search.search(source, lines, attempt, run, self.debug.search)
+        finally:
+            self._search_ends = None
         self.meta["search"] = result.summary()
         what = result.edit.describe() if result.edit else None
         self._emit(edit_search.SearchFinished(sid, result.tried, result.seconds, what))
@@ -278,9 +283,10 @@ class DebugSession(Session):
         search's run timeout (`run_timeout`) and each test within `test_timeout`."""
         limits = getattr(self.sandbox, "limits", None)
         if isinstance(limits, Limits):
-            limits = replace(
-                limits, timeout_s=edit_search.run_timeout(self.first_run, self.debug.search, limits.timeout_s)
-            )
+            most = limits.timeout_s
+            if self._search_ends is not None:  # a run started late in the search ends with its budget
+                most = min(most, max(1.0, self._search_ends - time.monotonic()))
+            limits = replace(limits, timeout_s=edit_search.run_timeout(self.first_run, self.debug.search, most))
         project = self.problem.project()
         if project is not None and only:
             project = replace(project, only=tuple(only))

@@ -116,10 +116,12 @@ def run_timeout(before: RunResult, settings: SearchSettings, most: float) -> flo
 
 
 def test_timeout(before: RunResult, most: float) -> float:
-    """Seconds each test of an edited file may take: five times the slowest test that passed on
-    the user's file, at least 1 s, never over `most` (debug.per_test_timeout_s). A bug that hangs
-    a test costs its whole limit on every edit otherwise; an edit that ends the loop is fast."""
-    slowest = max((t.duration_s for t in before.tests if t.passed), default=0.0)
+    """Seconds each test of an edited file may take: five times the slowest test on the user's file
+    that ended by itself (passed or failed: when every test fails, a failing test's time is the only
+    measure of a fixed one's), at least 1 s, never over `most` (debug.per_test_timeout_s). A bug that
+    hangs a test costs its whole limit on every edit otherwise; an edit that ends the loop is fast."""
+    stopped = 0.9 * most if most else float("inf")  # a test stopped at the limit (cobalt_timeout) did not end
+    slowest = max((t.duration_s for t in before.tests if t.status != "timeout" and t.duration_s < stopped), default=0.0)
     return min(most, max(1.0, 5 * slowest)) if most else 0.0
 
 
@@ -238,8 +240,16 @@ def unique(edits: Iterable[SmallEdit]) -> Iterator[SmallEdit]:
 
 def block_of(source: str, edit: SmallEdit) -> str:
     """The edit as SEARCH/REPLACE blocks (one per line it changes), each with as many lines around
-    it as make its SEARCH part occur once in `source`."""
-    return "\n".join(_block(source, e) for e in (edit, *edit.also))
+    it as make its SEARCH part occur once in the text it applies to: `source` for the first, the
+    text after the blocks before it for the next (blocks apply in order, and a block's context may
+    hold a line an earlier block changed)."""
+    blocks = []
+    for e in (edit, *edit.also):
+        blocks.append(_block(source, e))
+        lines = source_lines(source, keepends=True)
+        lines[e.line - 1] = e.after if e.after.endswith("\n") else e.after + "\n"
+        source = "".join(lines)
+    return "\n".join(blocks)
 
 
 def _block(source: str, edit: SmallEdit) -> str:

@@ -117,6 +117,23 @@ def test_an_edit_that_makes_the_tests_hang_costs_only_the_search_run_timeout(
     assert time.monotonic() - start < 60
 
 
+def test_a_run_started_late_in_the_search_ends_with_the_searchs_time(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Time was checked only between batches: a batch of hanging edits ran its whole run timeout
+    (20 s here) past a 4 s search."""
+    loop = "def total(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i * 2\n"
+    tests = "from count import total\n\ndef test_three():\n    assert total(3) == 3\n"
+    project = write_project(tmp_path / "count", {"count.py": loop, "tests/test_count.py": tests})
+    for key, value in (("RUN_TIMEOUT_S", "20"), ("MAX_SECONDS", "4")):
+        monkeypatch.setenv(f"COBALT__DEBUG__SEARCH__{key}", value)
+    monkeypatch.setenv("COBALT__DEBUG__PER_TEST_TIMEOUT_S", "0")  # only the run's own limit stops a hang
+    use_model(monkeypatch, ScriptedClient([answer(loop)]))
+    main(["debug", str(project / "count.py"), "--test", COMMAND, "--json", "--turns", "1"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["search"]["seconds"] < 12, result["search"]
+
+
 def test_when_no_edit_fixes_the_file_the_model_is_shown_the_edits_that_raised_the_passing_count(
     cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

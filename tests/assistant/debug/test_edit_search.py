@@ -196,12 +196,17 @@ def test_insertions_are_interleaved_one_after_every_few_replacements() -> None:
     assert [kinds[p] in BROAD for p in runs] == [False, False, False, True]
 
 
-def test_each_test_of_an_edited_file_gets_five_times_the_slowest_passing_test_at_least_a_second() -> None:
+def test_each_test_of_an_edited_file_gets_five_times_the_slowest_test_that_ended_at_least_a_second() -> None:
     from assistant.debug.edit_search import test_timeout
 
     slow = RunResult(tests=[TestResult(status="passed", duration_s=0.4), TestResult(status="failed", duration_s=10.0)])
     assert test_timeout(slow, 10) == 2.0  # the hung test's 10 s is not a passing test's time
     assert test_timeout(result(2, 1), 10) == 1.0 and test_timeout(slow, 1.5) == 1.5 and test_timeout(slow, 0) == 0.0
+    # every test fails (one broken core function): a failing test's time is the measure; it was 1 s
+    all_fail = RunResult(
+        tests=[TestResult(status="failed", duration_s=3.0), TestResult(status="failed", duration_s=0.2)]
+    )
+    assert test_timeout(all_fail, 30) == 15.0
 
 
 def named(**statuses: str) -> RunResult:
@@ -241,3 +246,19 @@ def test_an_edit_runs_the_failing_tests_alone_first_and_the_whole_command_only_w
     calls.clear()
     everything = failing_first(lambda source, only: run(source, ()), before)("fix")
     assert fixes(everything, before)
+
+
+def test_a_pair_on_close_lines_whose_text_recurs_applies_as_blocks() -> None:
+    """Each block widens until its SEARCH part is unique; the second's context held the first line
+    in its old form, so after block 1 it matched nothing and the search's fix was lost."""
+    from assistant.debug.small_edits import SmallEdit, paired
+
+    source = "def f(a, b):\n    x = a - 1\n    y = b - 1\n    return x + y\n\n\n"
+    source += "def g(a, b):\n    x = a - 1\n    y = b - 1\n    return x * y\n"
+    lines = source.splitlines(keepends=True)
+    pair = paired(
+        source, SmallEdit(2, lines[1], "    x = a + 1\n", "", "op"), SmallEdit(3, lines[2], "    y = b + 1\n", "", "op")
+    )
+    assert pair is not None
+    result = apply_search_replace(source, block_of(source, pair))
+    assert result.error is None and result.source == pair.source
