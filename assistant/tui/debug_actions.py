@@ -11,6 +11,7 @@ from assistant.debug.fix_file import best_turn
 from assistant.errors import UserError
 from assistant.tui import screens
 from assistant.tui.keys import UNDO_FIX_KEY
+from assistant.tui.widgets.program_editor import ProgramEditor
 
 DEBUG_ACTIONS = {"apply_fix", "undo_fix"}
 
@@ -32,7 +33,24 @@ class DebugActions:
         if best is None or not best.passed_public or best.program is None:
             self.notify("No turn passes every test yet; nothing to write.", severity="warning", timeout=5)  # type: ignore[attr-defined]
             return
-        self._write_fix(best.program, dirty_ok=False)
+        shown = self.query_one(ProgramEditor).text  # type: ignore[attr-defined]
+        passing = [t for t in c.turns if t.passed_public and t.program is not None]
+        mine = next((t for t in reversed(passing) if t.program == shown), None)
+        if mine is not None:  # the passing program in the editor (the person's own tidied one too)
+            self._write_fix(str(mine.program), dirty_ok=False)
+            return
+        program = str(best.program)
+        by = {"search": "the search", "human": "you"}.get(best.author, "the model")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._write_fix(program, dirty_ok=False)
+
+        question = (
+            f"The editor does not show the fix to be written: turn {best.index + 1}'s program (by {by}), the first "
+            f"to pass every test. Write it into {c.debug_file.name}? (Open turn {best.index + 1} to see it first.)"
+        )
+        self.push_screen(screens.ConfirmScreen(question, yes="Write", no="Cancel"), answered)  # type: ignore[attr-defined]
 
     def _write_fix(self, program: str, dirty_ok: bool) -> None:
         """Write `program` over the debug file; a file with uncommitted git changes is written only

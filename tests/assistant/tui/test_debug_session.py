@@ -133,6 +133,39 @@ def test_the_persons_own_edit_is_tested_as_the_whole_file_they_typed(debug_app: 
     asyncio.run(scenario())
 
 
+def test_f2_writes_the_passing_program_in_the_editor_and_asks_before_one_not_shown(
+    debug_app: Any, project: Path
+) -> None:
+    """The model's turn passes; the person tidies it and tests it (ctrl+t, it passes too): f2 writes
+    their version, not the model's earlier one. With a program in the editor that no passing turn
+    holds, f2 asks before writing the first passing turn's, which the person has not seen there."""
+    app = debug_app(ScriptedClient([answer(FIXED)]))
+    tidied = BROKEN.replace("import math\n", "import math\n\nSCALE = 1\n").replace("a + b", "a * b * SCALE")
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+r")
+            await idle(pilot, app)
+            app.query_one(ProgramEditor).load_text(tidied)
+            await pilot.press("ctrl+t")
+            await idle(pilot, app)
+            await pilot.press(APPLY_FIX_KEY)
+            await pilot.pause()
+            assert (project / "calc.py").read_text() == tidied
+            await pilot.press(UNDO_FIX_KEY)
+            await pilot.pause()
+            app.query_one(ProgramEditor).load_text(BROKEN + "# being typed\n")
+            await pilot.press(APPLY_FIX_KEY)
+            await pilot.pause()
+            assert "The editor does not show the fix" in str(app.screen.query_one("#confirm-question").render())
+            await pilot.press("n")
+            await pilot.pause()
+            assert (project / "calc.py").read_text() == BROKEN
+
+    asyncio.run(scenario())
+
+
 def test_the_previous_turns_failing_test_stays_visible_while_the_next_turn_streams(debug_app: Any) -> None:
     client = ScriptedClient([answer(WRONG), answer(FIXED)], hold_at=3, hold_request=2)
     app = debug_app(client)
