@@ -39,17 +39,18 @@ class DebugActions:
         if mine is not None:  # the passing program in the editor (the person's own tidied one too)
             self._write_fix(str(mine.program), dirty_ok=False)
             return
-        program = str(best.program)
         by = {"search": "the search", "human": "you"}.get(best.author, "the model")
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._write_fix(program, dirty_ok=False)
-
         question = (
             f"The editor does not show the fix to be written: turn {best.index + 1}'s program (by {by}), the first "
             f"to pass every test. Write it into {c.debug_file.name}? (Open turn {best.index + 1} to see it first.)"
         )
+        self._ask_then_write(question, str(best.program), dirty_ok=False)
+
+    def _ask_then_write(self, question: str, program: str, dirty_ok: bool) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._write_fix(program, dirty_ok=dirty_ok)
+
         self.push_screen(screens.ConfirmScreen(question, yes="Write", no="Cancel"), answered)  # type: ignore[attr-defined]
 
     def _write_fix(self, program: str, dirty_ok: bool) -> None:
@@ -61,16 +62,11 @@ class DebugActions:
             journal = journal_dir(c.services.settings.paths.data_dir)
             backup = apply_change(c.debug_file, program, journal, original=original, dirty_ok=dirty_ok)
         except DirtyFile:
-
-            def answered(yes: bool | None) -> None:
-                if yes:
-                    self._write_fix(program, dirty_ok=True)
-
             question = (
                 f"{c.debug_file.name} has uncommitted changes. Write the fix over them anyway? A backup is kept "
                 f"and {UNDO_FIX_KEY} restores it."
             )
-            self.push_screen(screens.ConfirmScreen(question, yes="Write", no="Cancel"), answered)  # type: ignore[attr-defined]
+            self._ask_then_write(question, program, dirty_ok=True)
             return
         except UserError as exc:
             self.notify(str(exc), title="Not written", severity="error", timeout=10)  # type: ignore[attr-defined]
