@@ -37,6 +37,13 @@ from sandbox.prepared import Prepared
 RECYCLE_STATUSES = {"timeout", "output_limit"}
 
 
+def read_cap(expected_bytes: int) -> int:
+    """Output bytes a test's run may produce before it is cut: twice the expected output and 4 KiB,
+    rounded up to a power of two, so the cap does not give the expected length away."""
+    need = 2 * expected_bytes + 4096
+    return 1 << (need - 1).bit_length()
+
+
 def frame(obj: dict) -> bytes:
     data = marshal.dumps(obj, 4)
     return struct.pack(">I", len(data)) + data
@@ -123,7 +130,9 @@ def _test_frames(job: Prepared, canaries: bool, outside: bool) -> bytes:
         check = job.checks[slot] if slot >= 0 else None
         code = check.child_code if check is not None else case.code
         expected = max(len((case.output or "").encode("utf-8", "surrogatepass")), longest.get(case.input or "", 0))
-        test = {"input": case.input or "", "code": code, "expected_len": expected}
+        # how much output to read, rounded up to a power of two: the expected output's own length would
+        # tell a program in the child (it can walk up to this frame) `YES` from `NO`
+        test = {"input": case.input or "", "code": code, "read_cap": read_cap(expected)}
         if check is not None:
             test["value"] = True
         frames.append(frame(test))

@@ -48,6 +48,7 @@ from sandbox.harness.proc import (
     prctl,
     reap_all,
     remove_ipc,
+    remove_mqueues,
     spawn,
     supervise,
     wipe,
@@ -150,7 +151,7 @@ def run_test(code, kind: str, test: dict, limits: dict) -> dict:
             return {"status": "error", "detail": f"the test snippet is not valid Python: {exc}"}
     stdin_data = (test.get("input") or "").encode("utf-8", "surrogatepass")
     keep = limits["output_bytes"]
-    read_cap = max(keep, 2 * int(test.get("expected_len") or 0) + 4096)
+    read_cap = max(keep, int(test.get("read_cap") or 4096))  # `protocol.read_cap`: no exact length
     oom_before = oom_kills()
     proc = spawn(lambda: run_child(code, snippet, nonce, test.get("code") or ""), limits)
     out = supervise(proc, stdin_data, limits["timeout_s"], read_cap, keep)
@@ -198,6 +199,8 @@ def run_programs(header: dict) -> None:
             if not (wipe("/work") and wipe("/tmp")):
                 emit({"fatal": "could not empty the work directory"})
                 return
+            remove_ipc()  # between tests too: one test's queues and shared memory are not the next one's
+            remove_mqueues()
             with open(os.path.join(WORK, PROGRAM_FILE), "w", encoding="utf-8", errors="surrogatepass") as fh:
                 fh.write(header["program"])
             result = run_test(code, kind, test, limits)
@@ -212,6 +215,7 @@ def run_programs(header: dict) -> None:
                 passed = outputs_match(expected, full)
                 result["status"] = "passed" if passed else "failed"
                 result["detail"] = "" if passed else "wrong answer"
+            del expected, full  # not bound while the next test's child is forked (it inherits this frame)
         emit(result)
 
 
@@ -227,6 +231,7 @@ def run() -> None:
     if not (wipe("/work") and wipe("/tmp") and reap_all() and remove_ipc()):
         emit({"fatal": "the container was not clean"})
         return
+    remove_mqueues()
     if header["kind"] == "pytest":
         from sandbox.harness.project import run_project
 

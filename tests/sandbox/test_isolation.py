@@ -256,3 +256,31 @@ print(len(open("/proc/sysvipc/shm").read().splitlines()) - 1)
         assert after.pass_rate == 1.0 and after.sandbox_error is None, after.tests[0]
     finally:
         box.close()
+
+
+def test_a_message_queue_a_test_leaves_is_gone_before_the_next_test(docker_client, sandbox) -> None:
+    """A POSIX message queue outlives its process: one test could hand the next one (or the next job
+    of the container, another sample of the same task) what it saw. Also a tree nested far past the
+    recursion limit is emptied, not a fault that leaves the job unscored."""
+    from sandbox import Sandbox
+
+    probe = """
+import ctypes, os, sys
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+rt.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+seen = sorted(os.listdir("/dev/mqueue")) if os.path.isdir("/dev/mqueue") else ["no-mount"]
+made = rt.mq_open(b"/cobalt-left", os.O_CREAT | os.O_RDWR, 0o600, None)
+for _ in range(1200):
+    os.mkdir("a")
+    os.chdir("a")
+print(seen, made >= 0 or ctypes.get_errno())
+"""
+    box = Sandbox(pool_size=1, limits=sandbox.limits, client=docker_client, transport=sandbox.transport)
+    try:
+        first = box.run(probe, [TestCase(input="", output="x")], "stdio")
+        assert first.sandbox_error is None, first
+        second = box.run(probe, [TestCase(input="", output="x")], "stdio")
+        assert second.sandbox_error is None, second
+        assert not second.tests[0].actual.startswith("['cobalt-left'"), second.tests[0].actual
+    finally:
+        box.close()

@@ -136,3 +136,34 @@ def test_the_build_lock_is_left_usable_by_any_user_and_engine_errors_are_one_sen
     with pytest.raises(SandboxError, match=r"^docker build of t:1 failed: the Docker engine said .*no space left"):
         image._docker_build(client, "FROM scratch\n", {}, "t:1", lambda _: None)
     assert os.path.exists(lock)
+
+
+def test_wipe_empties_a_tree_nested_past_the_recursion_and_path_limits(tmp_path) -> None:
+    """A test can nest `a/a/a/...` a thousand deep in milliseconds; the recursive wipe gave up, the
+    harness reported a fault, and the program's job (a forged one too) went unscored."""
+    import os
+
+    from sandbox.harness.proc import wipe
+
+    deep = tmp_path / "scratch"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY)
+    for _ in range(3000):  # 6,000 characters of path: past PATH_MAX as one string
+        os.mkdir("a", dir_fd=fd)
+        nxt = os.open("a", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    os.close(fd)
+    (deep / "locked").mkdir()
+    (deep / "locked" / "f").write_text("x")
+    (deep / "locked").chmod(0)
+    (deep / "link").symlink_to(tmp_path)  # removed, not followed
+    assert wipe(str(deep)) and list(deep.iterdir()) == [] and tmp_path.exists()
+
+
+def test_the_read_cap_does_not_give_the_expected_outputs_length_away() -> None:
+    """The child can walk up to its test's frame: `expected_len` 3 or 2 told `YES` from `NO`."""
+    from sandbox.protocol import read_cap
+
+    assert read_cap(len(b"YES\n")) == read_cap(len(b"NO\n")) == 8192
+    assert read_cap(3000) == 16384 and all(read_cap(n) >= 2 * n + 4096 for n in (0, 1, 5000, 10**6))
