@@ -51,10 +51,9 @@ def resolve_client(
         return _llama_client(info, settings, server, paths, adapter, progress)
     if info.merged:  # the promoted adapter merged into the base, at full speed
         entry = adapters.current_adapter(root, info.model)
-        if entry is not None and entry["name"] != info.merged:
-            progress(
-                f"the server serves {info.merged} merged; restart it (`cobalt serve --stop`) to serve {entry['name']}"
-            )
+        if entry is None or entry["name"] != info.merged:  # rolled back (to the base too) since it started
+            wanted = entry["name"] if entry is not None else "the bare base model"
+            progress(f"the server serves {info.merged} merged; restart it (`cobalt serve --stop`) to serve {wanted}")
         client = ChatClient(
             f"hosted_vllm/{info.merged}",
             api_base=info.api_base,

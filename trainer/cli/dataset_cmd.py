@@ -49,7 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jsonl", type=Path, help="read sessions from this JSONL export instead of the store")
     p.add_argument("--out", type=Path, help="output directory (default: <data>/datasets/<time>)")
     p.add_argument("--model", help="policy model whose tokenizer measures prompts (default: config model.name)")
-    p.add_argument("--since", type=float, help="only sessions started after this Unix time")
+    p.add_argument(
+        "--since", type=float, help="only sessions that ended after this Unix time (running ones are left out)"
+    )
     p.add_argument("--tasks", help="only sessions on these problems (humaneval or a problem file/dir) ...")
     p.add_argument(
         "--split",

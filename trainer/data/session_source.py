@@ -13,7 +13,7 @@ from typing import Iterable
 
 from assistant.loop.jsonl_export import read_jsonl
 from assistant.problems.schema import Problem
-from assistant.store.trajectory import SessionRecord
+from assistant.store.trajectory import RUNNING, SessionRecord
 from assistant.store.trajectory_db import Store
 
 
@@ -26,16 +26,22 @@ def _usable(problem: Problem | None) -> Problem | None:
 def sessions_from_store(
     store: Store, *, sources: Iterable[str] | None = None, since: float | None = None, until: float | None = None
 ) -> list[SessionRecord]:
-    """Sessions (with turns and problem) from `sources`, started in (since, until]."""
+    """Sessions (with turns and problem) from `sources`; with a window (`since`, `until`), the finished
+    ones that ended in (since, until] (one still running belongs to the window it ends in: taken
+    while running, its later turns were never seen by the next window, which starts after it began)."""
     wanted = set(sources) if sources is not None else None
     out = []
     cache: dict[str, Problem | None] = {}
+    windowed = since is not None or until is not None
     for s in store.sessions():
         if wanted is not None and s.source not in wanted:
             continue
-        if since is not None and s.started_at <= since:
+        ended = s.ended_at if s.ended_at is not None else (None if s.status == RUNNING else s.started_at)
+        if windowed and ended is None:
             continue
-        if until is not None and s.started_at > until:
+        if since is not None and ended is not None and ended <= since:
+            continue
+        if until is not None and ended is not None and ended > until:
             continue
         s.turns = store.turns(s.id)
         if s.problem_hash not in cache:

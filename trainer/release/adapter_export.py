@@ -23,6 +23,7 @@ import json
 import os
 import shlex
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -292,6 +293,8 @@ def verify_files(source: Path, meta: dict[str, Any]) -> None:
     files: dict[str, str] = meta["files"]
     if files.get(WEIGHTS) != meta["weights_sha256"]:
         raise UserError(f"{source / META} names two different sha256 for {WEIGHTS}")
+    if CONFIG not in files:  # its rank and scale change what the weights do
+        raise UserError(f"{source / META} records no sha256 for {CONFIG}")
     for name, expected in sorted(files.items(), key=lambda kv: kv[0] != WEIGHTS):
         path = Path(source) / name
         if ".." in Path(name).parts or not path.is_file():
@@ -332,7 +335,13 @@ def import_adapter(
     verify_files(source, meta)
     verify_base(meta, paths)
     full = {**meta, "imported_from": str(Path(source).resolve()), "origin": origin, **extra}
-    return Imported(registry.register(Path(source), full), True)
+    with tempfile.TemporaryDirectory(prefix="cobalt-import-") as staging:
+        listed = Path(staging) / "adapter"  # only what was checked: an unlisted file (a `merged/`) stays out
+        for name in [*meta["files"], META]:
+            (listed / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path(source) / name, listed / name)
+        item, new = registry.register_once(listed, full)
+    return Imported(item, new)
 
 
 def describe_import(result: Imported) -> str:

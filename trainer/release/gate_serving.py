@@ -126,6 +126,7 @@ class GateServing:
         decision = {
             **report.to_dict(),
             "current": current.name if current else base,
+            "current_version": current.version if current else None,
             "candidate": candidate.name,
             "loaded": loaded,
         }

@@ -107,6 +107,8 @@ class Retrain(GateServing):
     def _run(self, fresh: bool) -> Run:
         run = self.state.unfinished()
         if run is not None and fresh:
+            if run.done("promote") and run.steps["promote"].get("promoted"):  # its adapter, trained on the window,
+                self.state.set_cutoff(float(run.window["until"] or time.time()))  # serves: not trained on again
             run.finish("abandoned", "abandoned with --fresh")
             run = None
         if run is not None:
@@ -266,6 +268,15 @@ class Retrain(GateServing):
         if not decision.get("promote"):
             return {"promoted": False, "reason": decision.get("reason")}
         current = self.registry.current(self.model)
+        now = current.version if current is not None else None
+        gated = decision.get("current_version", now)  # a decision recorded before the key existed: as now
+        if now != version and now != gated:  # promoted meanwhile (another command, a shipped adapter)
+            why = (
+                f"the current adapter changed since the gate compared against it ({_named(gated)} then, "
+                f"{_named(now)} now); gate v{version} again"
+            )
+            self.progress(f"not promoted: {why}")
+            return {"promoted": False, "reason": why}
         if current is None or current.version != version:
             self.registry.promote(
                 version, f"{why}: {decision['reason']}", merge=merge_into_base(self.config, self.progress)
@@ -293,7 +304,12 @@ class Retrain(GateServing):
     def _cleanup(self, run: Run) -> None:
         shutil.rmtree(run.path / "training" / "checkpoints", ignore_errors=True)
         shutil.rmtree(run.path / "training" / "adapter", ignore_errors=True)  # kept in the registry
-        self.state.prune(self.settings.nightly.keep_runs)
+        datasets = [Path(str(v.meta["dataset"])) for v in self.registry.versions() if v.meta.get("dataset")]
+        self.state.prune(self.settings.nightly.keep_runs, needed=datasets)
+
+
+def _named(version: int | None) -> str:
+    return f"v{version}" if version is not None else "the bare base model"
 
 
 def _when(ts: float | None) -> str:

@@ -152,6 +152,16 @@ class Registry:
             self._log({"event": "register", "base_model": meta["base_model"], "version": version})
         return self.get(version)
 
+    def register_once(self, adapter_dir: Path, meta: dict[str, Any]) -> tuple[AdapterVersion, bool]:
+        """`register`, unless a version of the same base model already holds these weights
+        (`meta["weights_sha256"]`): (that version, False). Checked under the registry's lock, so two
+        imports at once make one version, not two."""
+        with self.lock:
+            existing = self.with_weights(str(meta["weights_sha256"]))
+            if existing is not None and existing.base_model == meta.get("base_model"):
+                return existing, False
+            return self.register(adapter_dir, meta), True
+
     def record_gate(self, version: int, decision: dict[str, Any]) -> None:
         """Keep the gate's decision on `version` as `v<N>/gate.json` (replaced atomically)."""
         self.get(version)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from filelock import FileLock, Timeout
 
@@ -133,7 +133,10 @@ class RetrainState:
 
     def new_run(self, model: str, profile: str) -> Run:
         now = time.time()
-        run_id = datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+        stem = datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+        run_id, n = stem, 1
+        while (self.runs_dir / run_id).exists():  # a second run of this process within the same second
+            run_id, n = f"{stem}-{n}", n + 1
         path = self.runs_dir / run_id
         path.mkdir(parents=True)
         run = Run(
@@ -147,7 +150,12 @@ class RetrainState:
         run.save()
         return run
 
-    def prune(self, keep: int) -> None:
+    def prune(self, keep: int, needed: Iterable[Path] = ()) -> None:
+        """Remove all but the newest `keep` finished runs, except those holding a path in `needed`
+        (a registered adapter's dataset: `cobalt adapters export` copies it from there)."""
+        held = [Path(p).resolve() for p in needed]
         finished = [r for r in self.runs() if r.status in FINISHED]
         for run in finished[: max(0, len(finished) - keep)]:
+            if any(run.path.resolve() in path.parents or path == run.path.resolve() for path in held):
+                continue
             shutil.rmtree(run.path, ignore_errors=True)

@@ -88,9 +88,14 @@ def plan(
     if not ready:
         return Plan("none", why=f"no shipped adapter of {model} passed the gate against the base")
     best = max(ready, key=lambda s: _lower_end(s.meta.get("gate")))
-    if any(v.meta.get("weights_sha256") == best.meta["weights_sha256"] for v in registered):
-        return Plan("none", best, "already imported")
     chosen = [e for e in history if e.get("event") in ("promote", "rollback") and e.get("base_model") == model]
+    imported = [v for v in registered if v.meta.get("weights_sha256") == best.meta["weights_sha256"]]
+    if imported:
+        # imported before, its promotion cut short (Ctrl-C in the merge, the registry lock's timeout):
+        # promoted now when nothing else was chosen since; otherwise it stays as it is
+        if current is None and not chosen:
+            return Plan("promote", best, f"it was imported as v{imported[0].version} but never promoted")
+        return Plan("none", best, "already imported")
     if current is None and not chosen:
         return Plan("promote", best, f"{model} has no current adapter")
     if current is not None and current.meta.get("origin") == ORIGIN:
@@ -121,7 +126,8 @@ def before_serve(settings: Settings, model: str, progress: Callable[[str], None]
         progress(f"warning: the shipped adapter {source.name} was not imported: {exc}")
         return Plan("none", decided.shipped, str(exc))
     item = result.item
-    progress(f"imported the shipped adapter {source.name} as v{item.version} ({item.name})")
+    if result.new:
+        progress(f"imported the shipped adapter {source.name} as v{item.version} ({item.name})")
     if decided.action == "promote":
         reason = f"shipped adapter {source.name} passed the gate against the base; {decided.why}"
         registry.promote(item.version, reason, merge=merge_into_base(settings, progress))

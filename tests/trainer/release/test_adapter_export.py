@@ -171,7 +171,36 @@ def test_tampered_weights_and_wrong_base_are_refused(home_config: Any, tmp_path:
         import_adapter(fresh, tampered, home_config.paths)
     with pytest.raises(UserError, match="is not a directory"):
         import_adapter(fresh, tmp_path / "nowhere", home_config.paths)
+    meta = json.loads((out / "cobalt-adapter.json").read_text())
+    unlisted = {name: sha for name, sha in meta["files"].items() if name != "adapter_config.json"}
+    with pytest.raises(UserError, match="records no sha256 for adapter_config.json"):  # its rank would go unchecked
+        import_adapter(fresh, edited("config-unlisted", {"files": unlisted}), home_config.paths)
     assert fresh.versions() == []
+
+
+def test_import_registers_only_the_checked_files_once_under_concurrent_imports(
+    home_config: Any, tmp_path: Path
+) -> None:
+    """An unlisted `merged/` beside the checked files was copied into the version and served as its
+    merged checkpoint; two imports at once made two versions of the same weights."""
+    import threading
+
+    registry, version = trained(home_config, tmp_path)
+    out = tmp_path / "export"
+    export_adapter(registry, version, out, home_config.paths, ShipSettings())
+    (out / "merged").mkdir()
+    (out / "merged" / "config.json").write_text("{}")
+    fresh = Registry(tmp_path / "other-registry")
+    results: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(import_adapter(fresh, out, home_config.paths))) for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(fresh.versions()) == 1 and sorted(r.new for r in results) == [False, True]
+    assert not (fresh.versions()[0].path / "merged").exists()
 
 
 def test_export_needs_the_dataset_and_copies_only_small_ones(home_config: Any, tmp_path: Path) -> None:

@@ -50,3 +50,54 @@ def test_a_gate_that_could_not_finish_leaves_the_run_to_resume_and_the_window_op
     assert run.status == "failed" and "the server died" in (run.error or "")
     assert "gate" not in run.steps and state.unfinished() is not None and state.last_cutoff() is None
     assert gated == [2]
+
+
+def test_a_verdict_against_an_adapter_no_longer_current_promotes_nothing() -> None:
+    """The gate compared v5 with the current v3; v4 was promoted meanwhile (`adapters promote`, a
+    shipped adapter): v5 was never compared with v4, so it is not promoted over it."""
+    current = SimpleNamespace(version=4)
+    promoted: list[int] = []
+    job = SimpleNamespace(
+        model="tiny",
+        progress=lambda _: None,
+        registry=SimpleNamespace(current=lambda model: current, promote=lambda v, *a, **k: promoted.append(v)),
+    )
+    decision = {"promote": True, "reason": "better", "current_version": 3}
+    out = Retrain.promote_if_passed(job, 5, decision, "nightly")  # type: ignore[arg-type]
+    assert out["promoted"] is False and "v3 then, v4 now" in out["reason"] and promoted == []
+    current.version = 3
+    job.config = SimpleNamespace()
+    nightly.merge_into_base, saved = (lambda *a, **k: None), nightly.merge_into_base
+    try:
+        assert Retrain.promote_if_passed(job, 5, decision, "nightly")["promoted"] and promoted == [5]  # type: ignore[arg-type]
+    finally:
+        nightly.merge_into_base = saved
+
+
+def test_fresh_after_a_promoted_run_does_not_train_on_its_window_again(tmp_path: Path) -> None:
+    from trainer.release.runstate import RetrainState
+
+    state = RetrainState(tmp_path / "retrain")
+    run = state.new_run("tiny", "test")
+    run.window["until"] = 123.0
+    run.record("promote", {"promoted": True, "version": 2})
+    run.finish("failed", "the server could not load it")  # hotload failed after the promotion
+    job = SimpleNamespace(state=state, progress=lambda _: None, model="tiny", settings=SimpleNamespace(profile="test"))
+    job._steps = lambda r: None
+    Retrain._run(job, fresh=True)  # type: ignore[arg-type]
+    assert state.last_cutoff() == 123.0
+
+
+def test_pruning_keeps_a_run_whose_dataset_a_registered_adapter_needs(tmp_path: Path) -> None:
+    """`adapters export vN` copies the dataset from the run that trained it: pruned, export failed."""
+    from trainer.release.runstate import RetrainState
+
+    state = RetrainState(tmp_path / "retrain")
+    runs = []
+    for _ in range(3):
+        run = state.new_run("tiny", "test")
+        (run.path / "dataset").mkdir()
+        run.finish("done")
+        runs.append(run)
+    state.prune(1, needed=[runs[0].path / "dataset"])
+    assert [r.path.exists() for r in runs] == [True, False, True]

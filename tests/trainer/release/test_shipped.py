@@ -43,6 +43,8 @@ def test_plan_decides_which_adapter_is_served() -> None:
     first = plan("tiny", [shipped()], [], None, [])
     assert first.action == "promote" and first.shipped is not None and first.shipped.path.name == "aaaa"
     assert plan("tiny", [shipped()], [version(1, "a" * 64)], None, [promote, rollback]).action == "none"
+    cut_short = plan("tiny", [shipped()], [version(1, "a" * 64)], None, [])  # imported, its promotion interrupted
+    assert cut_short.action == "promote" and "never promoted" in cut_short.why
     users = version(1, "u" * 64)
     assert plan("tiny", [shipped()], [users], users, [promote]).action == "import"
     assert plan("tiny", [shipped()], [users], None, [promote, rollback]).action == "import"  # chose the base
