@@ -19,7 +19,8 @@ def _agree(stop: bool) -> bool:
         return stop
     import torch
 
-    flag = torch.tensor([1 if stop else 0], dtype=torch.int32)
+    on = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else "cpu"
+    flag = torch.tensor([1 if stop else 0], dtype=torch.int32, device=on)  # NCCL broadcasts CUDA tensors only
     dist.broadcast(flag, src=0)
     return bool(flag.item())
 

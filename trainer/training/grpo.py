@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -254,7 +255,7 @@ def train(
     data_meta = read_meta(dataset)
     args = grpo_config(settings, out, max_steps, **grpo_overrides)
     recipe = run_identity.recipe_hash(settings, grpo_overrides, sanitize)
-    ident = run_identity.identity(model, data_meta, parent, int(args.seed), int(args.max_steps), recipe)
+    ident = run_identity.identity(model, data_meta, parent, int(args.seed), recipe)
     run_identity.claim(out, ident)
     final = out / "adapter"
     if (final / ADAPTER_META).is_file():
@@ -273,7 +274,9 @@ def train(
         anchored=settings.greedy_anchor,
         sanitize=sanitize,
     )
-    llama = {"paths": paths, "server": server, "work": out / "rollouts", "progress": progress}
+    rank = int(os.environ.get("RANK", "0"))  # under `accelerate launch`: each rank its own llama-server and files
+    work = out / "rollouts" if rank == 0 else out / f"rollouts-rank{rank}"
+    llama = {"paths": paths, "server": server, "work": work, "progress": progress}
     trainer = make_trainer(model_path, settings, args, train_set, [reward], parent, llama=llama)
     is_main = trainer.accelerator.is_main_process
     log = MetricsLog(out / "metrics.jsonl", reward, progress, is_main)

@@ -1,5 +1,5 @@
 """What a training directory was started for (`<out>/run.json`): the base model, the dataset's
-hash, the parent adapter, the seed, the step count and the recipe's hash. A later `cobalt train`
+hash, the parent adapter, the seed and the recipe's hash. A later `cobalt train`
 into the same directory continues it (resumes from its newest checkpoint, or returns its saved
 adapter) only when they match; otherwise one sentence says what differs, so weights trained on one
 dataset, parent, seed or recipe are never continued, or returned, as another's (a resume under
@@ -16,14 +16,14 @@ from typing import Any
 from assistant.errors import UserError
 
 RUN = "run.json"
-OPTIONAL = ("seed", "max_steps", "recipe")  # recorded since 2026-11-30; older records lack them
+OPTIONAL = ("seed", "recipe")  # recorded since 2026-11-30; older records lack them
 
 
 # GRPOConfig keys that do not change what is learnt (logging, saving, where), nor the dtype, which
-# follows the CPU (`train.cpu_bf16`): a run may resume with other values of them
+# follows the CPU (`train.cpu_bf16`), nor where it stops: a run may resume with other values of them
 NOT_RECIPE = frozenset(
     {"output_dir", "logging_steps", "logging_dir", "save_steps", "save_total_limit", "save_strategy"}
-    | {"report_to", "run_name", "disable_tqdm", "bf16", "fp16", "dataloader_num_workers"}
+    | {"report_to", "run_name", "disable_tqdm", "bf16", "fp16", "dataloader_num_workers", "max_steps"}
 )
 
 
@@ -45,16 +45,12 @@ def recipe_hash(settings: Any, grpo_overrides: dict[str, Any], sanitize: bool = 
 
 
 def identity(
-    model: str,
-    data_meta: dict[str, Any],
-    parent: Any,
-    seed: int | None = None,
-    max_steps: int | None = None,
-    recipe: str | None = None,
+    model: str, data_meta: dict[str, Any], parent: Any, seed: int | None = None, recipe: str | None = None
 ) -> dict[str, Any]:
-    """The run's identity: the base model, the dataset and the parent, and (when given) the seed,
-    the step count and the recipe's hash, which order the prompts and shape the schedule."""
-    extra = {"seed": seed, "max_steps": max_steps, "recipe": recipe}
+    """The run's identity: the base model, the dataset and the parent, and (when given) the seed and
+    the recipe's hash, which order the prompts and say what is learnt. The step count is not part of
+    it: a run may be resumed to stop sooner or go on longer (`--max-steps`)."""
+    extra = {"seed": seed, "recipe": recipe}
     return {
         "base_model": model,
         "data_hash": data_meta.get("data_hash"),

@@ -222,12 +222,16 @@ def test_ctrl_c_ends_each_running_session_after_its_turn_and_starts_no_more(coba
     problems = load_problems("humaneval:4")[1:]  # the first runs are of an odd problem: wrong at turn 0
     ctrl_c = lambda: signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)  # noqa: E731
     timer = threading.Timer(0.5, ctrl_c)  # during the first turns
-    with Store.open() as store:
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            collect(
-                problems, OracleClient(delay_s=1.0), sandbox, store, LoopSettings(turns=3), samples=3, concurrency=2
-            )
-        sessions = store.sessions(source="collect", with_turns=True)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, whatever ran before
+    try:
+        with Store.open() as store:
+            timer.start()
+            with pytest.raises(KeyboardInterrupt):
+                collect(
+                    problems, OracleClient(delay_s=1.0), sandbox, store, LoopSettings(turns=3), samples=3, concurrency=2
+                )
+            sessions = store.sessions(source="collect", with_turns=True)
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert len(sessions) == 2 and {s.status for s in sessions} == {"interrupted"}  # none left `running`
     assert [len(s.turns) for s in sessions] == [1, 1]  # the turn it was taking, not the repair after it

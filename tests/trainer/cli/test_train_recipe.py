@@ -20,6 +20,7 @@ class FakeSandbox:
 
 def test_recipe_flags_reach_training(tmp_path: Path, cobalt_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "train.jsonl").write_text("{}\n")
+    (tmp_path / "meta.json").write_text('{"data_hash": "abc"}')
     seen: dict[str, Any] = {}
 
     def train(settings: Any, **kwargs: Any) -> grpo.TrainResult:
