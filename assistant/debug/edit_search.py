@@ -116,12 +116,14 @@ def run_timeout(before: RunResult, settings: SearchSettings, most: float) -> flo
 
 
 def test_timeout(before: RunResult, most: float) -> float:
-    """Seconds each test of an edited file may take: five times the slowest test on the user's file
-    that ended by itself (passed or failed: when every test fails, a failing test's time is the only
-    measure of a fixed one's), at least 1 s, never over `most` (debug.per_test_timeout_s). A bug that
+    """Seconds each test of an edited file may take: five times the slowest test that passed on the
+    user's file (when none did, the slowest that failed by itself: the only measure of a fixed one's
+    time), at least 1 s, never over `most` (debug.per_test_timeout_s). A bug that
     hangs a test costs its whole limit on every edit otherwise; an edit that ends the loop is fast."""
     stopped = 0.9 * most if most else float("inf")  # a test stopped at the limit (cobalt_timeout) did not end
-    slowest = max((t.duration_s for t in before.tests if t.status != "timeout" and t.duration_s < stopped), default=0.0)
+    ended = [t for t in before.tests if t.status != "timeout" and t.duration_s < stopped]
+    measured = [t for t in ended if t.passed] or ended  # the failing ones only when none passed
+    slowest = max((t.duration_s for t in measured), default=0.0)
     return min(most, max(1.0, 5 * slowest)) if most else 0.0
 
 

@@ -169,7 +169,8 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
         if owner is not None:
             candidates = [s for s in candidates if s.qualname == f"{owner}.{name}"]
         elif len(candidates) > 1:
-            shown = [s for s in candidates if s.qualname in focus][:1]  # a bare `def read(self` of the shown method
+            focused = [s for s in candidates if s.qualname in focus]  # a bare `def read(self` of the shown method
+            shown = [s for s in focused if s.qualname == focused[0].qualname]  # a getter and setter: both
             args = getattr(node, "args", None)
             first = args.args[0].arg if args is not None and args.args else ""
             method = first in ("self", "cls")  # a bare `def render(self` is a method, not the module's `render`
@@ -227,10 +228,13 @@ def apply_functions(source: str, reply: str, focus: tuple[str, ...] = ()) -> Edi
             added = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
             why = f" (it only adds {', '.join(f'`{n}`' for n in added)}; fix the code that is there)"
         return EditResult(None, f"the reply changes no function or method of the file{why}")
-    replacements = list({(r[0], r[3], "".join(r[2])): r for r in replacements}.values())  # the same one twice: once
-    names = [name for *_, name in replacements]
-    if len({(start, name) for start, _, _, name in replacements}) != len(replacements):
+    texts: dict[tuple[int, str], set[str]] = {}  # by target (its last line, its name): with or without decorators
+    for _, end, new, name in replacements:
+        texts.setdefault((end, name), set()).add("".join(new))
+    if any(len(t) > 1 for t in texts.values()):
         return EditResult(None, "the reply defines the same function twice, differently")
+    replacements = list({(r[1], r[3]): r for r in replacements}.values())  # the same one twice: once
+    names = [name for *_, name in replacements]
     for start, end, new, _ in sorted(replacements, key=lambda r: r[0], reverse=True):
         lines[start - 1 : end] = new
     at = _main_guard("".join(lines))

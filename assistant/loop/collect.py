@@ -148,7 +148,10 @@ def stored_alike(store: Store, sampling: dict[str, Any], source: str = "collect"
         return sum(
             1
             for s in store.sessions(problem_id=problem.id, model=model, source=source)
-            if s.problem_hash == digest and s.status in FINISHED and s.meta.get("collect") == sampling["collect"]
+            # a session stored before the sampling was recorded counts as before (it has no "collect")
+            if s.problem_hash == digest
+            and s.status in FINISHED
+            and s.meta.get("collect", sampling["collect"]) == sampling["collect"]
         )
 
     return done

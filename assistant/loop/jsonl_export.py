@@ -142,10 +142,11 @@ def _rate(table: Any, i: int, j: int) -> float:
         return 0.0
 
 
-def _session_id(record_id: str, conv: list[dict[str, str]], s: int) -> str:
-    """A session's id when the record names none: its conversation's hash, with its place in the
-    record after the first (two samples that said the same are two sessions, not one)."""
-    blob = json.dumps([record_id, conv] + ([s] if s else []), ensure_ascii=False, sort_keys=True)
+def _session_id(record_id: str, conv: list[dict[str, str]], copy: int) -> str:
+    """A session's id when the record names none: its conversation's hash, and for the second and
+    later copies of one conversation in the record, which copy (two samples that said the same are
+    two sessions; the first copy keeps the id it had, so a file imported before is not imported twice)."""
+    blob = json.dumps([record_id, conv] + ([copy] if copy else []), ensure_ascii=False, sort_keys=True)
     return "imp-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -185,6 +186,7 @@ def sessions_of(item: dict[str, Any], where: str) -> tuple[Problem, list[Session
     if len(metas) != len(conversations):
         raise StoreError(f"{where}: {len(conversations)} conversations but {len(metas)} session entries")
     out = []
+    copies: dict[str, int] = {}  # how many earlier sessions of this record said exactly the same
     for s, (conv, meta) in enumerate(zip(conversations, metas)):
         if not isinstance(conv, list) or not all(
             isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in conv
@@ -192,15 +194,23 @@ def sessions_of(item: dict[str, Any], where: str) -> tuple[Problem, list[Session
             raise StoreError(f"{where}: conversation {s} is not a list of {{role, content}} text messages")
         if not isinstance(meta, dict) or not isinstance(meta.get("turns") or [], list):
             raise StoreError(f"{where}: session entry {s} is not an object with a list of turns")
+        same = json.dumps(conv, ensure_ascii=False, sort_keys=True)
+        copies[same] = copies.get(same, -1) + 1
         try:
-            out.append(_session(item, problem, conv, meta, s, where))
+            out.append(_session(item, problem, conv, meta, s, where, copies[same]))
         except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a field of another type
             raise StoreError(f"{where}: session {s} has a field of the wrong type ({exc})") from None
     return problem, out
 
 
 def _session(
-    item: dict[str, Any], problem: Problem, conv: list[dict[str, str]], meta: dict[str, Any], s: int, where: str
+    item: dict[str, Any],
+    problem: Problem,
+    conv: list[dict[str, str]],
+    meta: dict[str, Any],
+    s: int,
+    where: str,
+    copy: int = 0,
 ) -> SessionRecord:
     first = next((i for i, m in enumerate(conv) if m["role"] == "assistant"), None)
     if first is None:
@@ -232,7 +242,7 @@ def _session(
         )
     last_passed = bool(turns) and turns[-1].public_pass_rate >= 1.0
     return SessionRecord(
-        id=str(meta.get("id") or _session_id(problem.id, conv, s)),
+        id=str(meta.get("id") or _session_id(problem.id, conv, copy)),
         problem_id=problem.id,
         problem_hash=problem.content_hash(),
         model=meta.get("model") or "unknown",

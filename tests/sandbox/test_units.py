@@ -138,12 +138,13 @@ def test_the_build_lock_is_left_usable_by_any_user_and_engine_errors_are_one_sen
     assert os.path.exists(lock)
 
 
-def test_wipe_empties_a_tree_nested_past_the_recursion_and_path_limits(tmp_path) -> None:
+def test_wipe_empties_a_tree_nested_past_the_recursion_path_and_descriptor_limits(tmp_path) -> None:
     """A test can nest `a/a/a/...` a thousand deep in milliseconds; the recursive wipe gave up, the
-    harness reported a fault, and the program's job (a forged one too) went unscored."""
+    harness reported a fault, and the program's job (a forged one too) went unscored. Run under the
+    container's own limit of open files, lowered further (a descriptor per level would not do)."""
     import os
-
-    from sandbox.harness.proc import wipe
+    import subprocess
+    import sys
 
     deep = tmp_path / "scratch"
     deep.mkdir()
@@ -157,8 +158,15 @@ def test_wipe_empties_a_tree_nested_past_the_recursion_and_path_limits(tmp_path)
     (deep / "locked").mkdir()
     (deep / "locked" / "f").write_text("x")
     (deep / "locked").chmod(0)
+    (deep / ".wipe-1").mkdir()  # a name the wipe might pick, taken
+    (deep / ".wipe-1" / "g").write_text("y")
     (deep / "link").symlink_to(tmp_path)  # removed, not followed
-    assert wipe(str(deep)) and list(deep.iterdir()) == [] and tmp_path.exists()
+    code = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)); "
+        "from sandbox.harness.proc import wipe; sys.exit(0 if wipe(sys.argv[1]) else 1)"
+    )
+    assert subprocess.run([sys.executable, "-c", code, str(deep)], timeout=120).returncode == 0
+    assert list(deep.iterdir()) == [] and tmp_path.exists()
 
 
 def test_the_read_cap_does_not_give_the_expected_outputs_length_away() -> None:

@@ -42,12 +42,14 @@ def loop_sampling(loop: LoopSettings) -> dict[str, Any]:
     return {"temperature": loop.temperature, "top_p": loop.top_p, "max_tokens": loop.max_tokens}
 
 
-GRADING_FIELDS = ("sanitize_answers", "feedback_field_chars", "timeout_s", "repeat_temperature")
+# `timeout_s` is left out: the settings derive it from the sandbox's limit, so it never equals the
+# class default and would part every session stored before this from every run after
+GRADING_FIELDS = ("sanitize_answers", "feedback_field_chars", "repeat_temperature")
 
 
 def loop_grading(loop: LoopSettings) -> dict[str, Any]:
     """The loop settings that change what is graded or what the feedback says (the sanitizer, the
-    feedback's field cut, the timeout it quotes, the resample temperature), each only where it
+    feedback's field cut, the resample temperature), each only where it
     differs from its default, so that sessions stored before they were recorded still match."""
     defaults = LoopSettings()
     return {f: getattr(loop, f) for f in GRADING_FIELDS if getattr(loop, f) != getattr(defaults, f)}

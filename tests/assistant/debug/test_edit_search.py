@@ -207,6 +207,8 @@ def test_each_test_of_an_edited_file_gets_five_times_the_slowest_test_that_ended
         tests=[TestResult(status="failed", duration_s=3.0), TestResult(status="failed", duration_s=0.2)]
     )
     assert test_timeout(all_fail, 30) == 15.0
+    mixed = RunResult(tests=[TestResult(status="passed", duration_s=0.05), TestResult(status="failed", duration_s=8.0)])
+    assert test_timeout(mixed, 10) == 1.0  # some passed: their time, not the slow failing one's
 
 
 def named(**statuses: str) -> RunResult:

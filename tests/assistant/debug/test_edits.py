@@ -213,3 +213,20 @@ def test_a_new_helper_goes_before_the_main_guard() -> None:
     source = apply_functions(DECORATED, reply).source or ""
     assert source.index("def total(") < source.index("def _one(") < source.index('if __name__ == "__main__":')
     assert source.endswith('if __name__ == "__main__":\n    print(total([1]))\n')
+
+
+def test_one_function_given_twice_with_and_without_its_decorators_is_refused() -> None:
+    """Two targets for one span (its decorator line, its def line) passed the duplicate check and
+    were applied one over the other, leaving a mix of both bodies in the file."""
+    reply = (
+        "```python\n@login_required\ndef total(items):\n    return sum(items)\n```\n\n"
+        "```python\ndef total(items):\n    s = sum(items)\n    s += 0\n    return s\n```"
+    )
+    result = apply_functions(DECORATED, reply)
+    assert result.source is None and "defines the same function twice" in (result.error or "")
+
+
+def test_a_bare_setter_of_a_shown_property_is_not_written_over_its_getter() -> None:
+    """The prompt showed `C.value` (getter and setter share it): the first of them was taken."""
+    result = apply_functions(DECORATED, "```python\ndef value(self, v):\n    self._v = int(v)\n```", ("C.value",))
+    assert result.source is None and "more than once" in (result.error or "")

@@ -61,6 +61,12 @@ def test_collect_runs_k_samples_resumes_and_overlaps(cobalt_home: Path, sandbox:
         other = collect(problems, OracleClient(0), sandbox, store, ceiling, samples=1, concurrency=3)
         assert (other.planned, other.already_stored) == (3, 0)
         assert collect(problems, OracleClient(0), sandbox, store, ceiling, samples=1, concurrency=3).planned == 0
+    from assistant.loop.collect import sampling_meta, stored_alike
+
+    with Store.open() as store:  # a session stored before the sampling was recorded counts as before
+        legacy = store.start_session(problems[0], "old", "collect")
+        store.set_status(legacy, "passed")
+        assert stored_alike(store, sampling_meta(LoopSettings(turns=3), False))(problems[0], "old") == 1
 
 
 def test_collect_shares_a_greedy_first_turn(cobalt_home: Path, sandbox: Any) -> None:

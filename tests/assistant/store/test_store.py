@@ -272,6 +272,9 @@ def test_published_reference_records_import(tmp_path: Path) -> None:
         assert jsonl_export.import_sessions(store, sessions) == (3, 0)
         assert [store.session(x.id).status for x in sessions] == ["passed"] * 3
         assert jsonl_export.import_sessions(store, jsonl_export.read_jsonl([json.dumps(same)], "ref.jsonl")) == (0, 3)
+    # a file imported before the copies were told apart keeps its ids: imported again, nothing is added
+    before = [jsonl_export._session_id("ref-1", c, 0) for c in (conv, conv[:4])]
+    assert [s.id for s in jsonl_export.read_jsonl([json.dumps(record)], "ref.jsonl")] == before
 
 
 def test_stats_solve_rate_per_turn_per_model(tmp_path: Path) -> None:
