@@ -180,7 +180,8 @@ def merge(reports: Sequence[EvalReport]) -> EvalReport:
         values = {repr(getattr(r, name)) for r in reports}
         if len(values) > 1:
             raise ValueError(f"the reports differ in {name} ({', '.join(sorted(values))}); merge only like with like")
-    for name in sorted({k for r in reports for k in r.settings} - _PER_RUN):
+    shared = set.intersection(*(set(r.settings) for r in reports))  # a report merged by older code has fewer
+    for name in sorted(shared - _PER_RUN):
         values = {repr(r.settings.get(name)) for r in reports}
         if len(values) > 1:
             raise ValueError(f"the reports differ in {name} ({', '.join(sorted(values))}); merge only like with like")

@@ -307,3 +307,7 @@ def test_merged_reports_equal_one_report_of_the_union(tmp_path: Path, capsys: py
     assert "differ in temperature" in capsys.readouterr().err
     again = make_report({"p4": BASE["p1"]}).save(tmp_path / "p4.json")  # a merged report merges again
     assert main(["eval", "merge", str(tmp_path / "m" / "report.json"), str(again), "--out", str(tmp_path / "w")]) == 0
+    older = EvalReport.load(tmp_path / "m" / "report.json")  # merged by older code: only `merged_from` kept
+    older.settings = {"merged_from": older.settings["merged_from"]}
+    older_path = older.save(tmp_path / "older.json")
+    assert main(["eval", "merge", str(older_path), str(again), "--out", str(tmp_path / "v")]) == 0
