@@ -35,15 +35,23 @@ def ages_project(root: Path, module: str = AGES) -> Path:
     return write_project(root, {"ages.py": module, "tests/test_ages.py": AGES_TESTS})
 
 
-def test_a_bug_one_operator_away_is_fixed_by_the_search_without_asking_the_model(
-    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def fixed_by_the_search_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[Path, dict]:
+    """`cobalt debug --json` on the ages project with a model that must not be asked; the search fixes it."""
     project = ages_project(tmp_path / "ages")
     idle = ScriptedClient([])
     use_model(monkeypatch, idle)
     assert main(["debug", str(project / "ages.py"), "--test", COMMAND, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["passed"] and result["fixed_by"] == "search" and idle.calls == []
+    return project, result
+
+
+def test_a_bug_one_operator_away_is_fixed_by_the_search_without_asking_the_model(
+    cobalt_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, result = fixed_by_the_search_alone(tmp_path, monkeypatch, capsys)
     assert result["search"]["found"] == "line 6: `return age > limit` -> `return age >= limit`"
     assert result["search"]["operator"] == "compare", result["search"]["plausible"]
     # the same behaviour by putting back a term: also plausible, ranked below the one-token change
@@ -68,12 +76,7 @@ def test_a_file_too_long_for_the_models_context_is_still_searched(
 ) -> None:
     """The search needs no model: a prompt that does not fit (DoesNotFit) stopped it before it ran."""
     monkeypatch.setenv("COBALT__DEBUG__CONTEXT_TOKENS", "256")
-    project = ages_project(tmp_path / "ages")
-    idle = ScriptedClient([])
-    use_model(monkeypatch, idle)
-    assert main(["debug", str(project / "ages.py"), "--test", COMMAND, "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
-    assert result["passed"] and result["fixed_by"] == "search" and idle.calls == []
+    fixed_by_the_search_alone(tmp_path, monkeypatch, capsys)
     with Store.open() as store:
         (record,) = store.sessions()
         assert store.session(record.id).turns[0].messages == []  # no prompt fits: none is stored
