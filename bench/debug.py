@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from assistant.debug.debug_session import LimitedRunner
 from assistant.debug.edit_prompt import DoesNotFit
 from assistant.debug.edits import FORMATS, FUNCTIONS, WHOLE_FILE
 from assistant.debug.fix_file import debug_problem
 from assistant.debug.model_budget import token_counter
 from assistant.debug.open_session import debug_settings, open_debug_session
+from assistant.debug.project_runs import LimitedRunner
 from assistant.errors import UserError
 from assistant.loop.session import Session
 from assistant.runtime import open_client, open_sandbox, to_stderr

@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assistant.debug.debug_session import LimitedRunner
+from assistant.debug.project_runs import LimitedRunner
 from assistant.errors import UserError
 from assistant.runtime import open_sandbox
 from assistant.settings_loader import load_settings

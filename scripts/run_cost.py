@@ -18,8 +18,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from assistant.debug.debug_session import LimitedRunner
 from assistant.debug.fix_file import debug_problem
+from assistant.debug.project_runs import LimitedRunner
 from assistant.runtime import open_sandbox
 from assistant.settings_loader import load_settings
 from bench.debug_cases import CASES, read_cases

@@ -21,10 +21,11 @@ from itertools import islice
 from pathlib import Path
 
 from assistant.debug import edit_search
-from assistant.debug.debug_session import DebugSession, LimitedRunner
+from assistant.debug.debug_session import DebugSession
 from assistant.debug.fix_file import debug_problem
 from assistant.debug.localize import spans
 from assistant.debug.open_session import open_debug_session
+from assistant.debug.project_runs import LimitedRunner
 from assistant.debug.spectrum import ranked_lines
 from assistant.runtime import open_sandbox
 from assistant.settings_loader import load_settings

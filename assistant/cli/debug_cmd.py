@@ -20,11 +20,11 @@ from assistant.cli.loop_output import add_output_flags, printer, session_json, s
 from assistant.console import positive_int, seconds
 from assistant.debug import failures as fails
 from assistant.debug.applied import apply_change, journal_dir, undo_last
-from assistant.debug.debug_session import LimitedRunner, baseline_run, for_file
 from assistant.debug.edits import FORMATS
 from assistant.debug.fix_file import best_turn, debug_problem, probe_problem, project_root, unified_diff
 from assistant.debug.localize import pick_target
 from assistant.debug.open_session import debug_settings, open_debug_session
+from assistant.debug.project_runs import LimitedRunner, baseline_run, for_file
 from assistant.errors import UserError
 from assistant.loop.recorder import HUMAN, record
 from assistant.loop.session import Session

@@ -20,10 +20,11 @@ from assistant.debug.fix_file import best_turn
 from assistant.debug.localize import Span, implicated, spans, spans_if_parsed
 from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines, scored_lines
 from assistant.debug.test_code import test_source
-from assistant.errors import UserError
+from assistant.debug.turn_pace import PaceBook
 from assistant.interfaces import ChatModel, Message, Runner
 from assistant.loop.candidates import passed_count
 from assistant.loop.session import Session, TurnStarted
+from assistant.messages.shapes import ChatResult
 from assistant.problems.schema import Problem
 from assistant.settings import DebugSettings, LoopSettings
 from assistant.store.trajectory import Turn
@@ -69,12 +70,15 @@ class DebugSession(Session):
         debug: DebugSettings,
         budget: Budget,
         first_run: RunResult,
+        pace: PaceBook | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(problem, client, sandbox, settings, **kwargs)
         self.debug = debug
         self.budget = budget
         self.first_run = first_run
+        self.pace = pace  # the served model's measured speed (a turn's prompt fits the time left)
+        self._reply_cap: int | None = None  # set by each prompt: the longest reply its functions need
         self.meta.setdefault("edit_format", debug.edit_format)
         self.meta.setdefault("baseline_pass_rate", first_run.pass_rate)  # the user's file (dataset build)
         self._shown: dict[int, list[str]] = {}  # turn -> the functions its prompt showed in full
@@ -207,7 +211,40 @@ class DebugSession(Session):
             self.marked_lines(),
         )
         self._shown[len(self.turns)] = [s.qualname for s in found]
-        return build(view, found, self.budget, self.edit_format_for(source), self.debug.failure_chars)
+        self._reply_cap = self._reply_limit(source, found)
+        budget = self.budget if self._prompt_optional else replace(self.budget, cap=self._time_cap())
+        return build(view, found, budget, self.edit_format_for(source), self.debug.failure_chars)
+
+    def _reply_limit(self, source: str, found: list[Span]) -> int | None:
+        """`debug.reply_scale` times the tokens of the longest function shown in full, plus 64."""
+        if not self.debug.reply_scale or not found:
+            return None
+        lines = source_lines(source)
+        longest = max(self.budget.count("".join(lines[s.start - 1 : s.end])) for s in found)
+        return int(self.debug.reply_scale * longest) + 64
+
+    def reply_tokens(self) -> int | None:
+        most = super().reply_tokens()
+        return most if self._reply_cap is None else min(self._reply_cap, most or self._reply_cap)
+
+    def _time_cap(self) -> int | None:
+        """The prompt tokens the model reads before `debug.deadline_s` while leaving time for a
+        reply and one run of the test command; None without a deadline or a measured pace."""
+        if not (self.debug.paced and self.debug.deadline_s and self.pace is not None):
+            return None
+        testing = sum(t.duration_s for t in self.first_run.tests)  # the test run after the reply
+        left = self.debug.deadline_s - (time.monotonic() - self._began) - testing
+        cap = self.pace.prompt_cap(left, self.reply_tokens() or self.budget.answer_tokens)
+        if cap is not None:
+            paced = {"turn": len(self.turns), "cap": cap, "left_s": round(left, 1)}
+            self.meta.setdefault("prompt_caps", []).append(paced)
+        return cap
+
+    def _sample(self, index: int, messages: list[Message], attempt: int, temperature: float) -> ChatResult:
+        result = super()._sample(index, messages, attempt, temperature)
+        if self.pace is not None:
+            self.pace.observe(result)
+        return result
 
     def _test_code(self, failure: fails.Failure | None) -> str:
         if failure is None or not self.debug.test_lines:
@@ -329,43 +366,3 @@ class DebugSession(Session):
         if not failed:
             return f"All tests pass ({fails.summary(public)})."
         return fails.render(failed[0], self.debug.failure_chars)
-
-
-class LimitedRunner:
-    """A sandbox whose every run has the debug command's whole-run limit (debug.test_timeout_s)
-    and each test its own (debug.per_test_timeout_s): a test that hangs fails where it hangs."""
-
-    def __init__(self, sandbox: Runner, limits: Limits, per_test_s: float = 0.0) -> None:
-        self.sandbox, self.limits, self.per_test_s = sandbox, limits, per_test_s
-
-    @classmethod
-    def of(cls, sandbox: Runner, limits: Limits, debug: DebugSettings) -> "LimitedRunner":
-        return cls(sandbox, Limits(**{**vars(limits), "timeout_s": debug.test_timeout_s}), debug.per_test_timeout_s)
-
-    def run(self, program: str, tests: list, kind: str, limits: Any = None, project: Any = None) -> RunResult:
-        if project is not None and self.per_test_s and not project.test_timeout_s:
-            project = replace(project, test_timeout_s=self.per_test_s)
-        return self.sandbox.run(program, tests, kind, limits=limits or self.limits, project=project)  # type: ignore[call-arg]
-
-
-def baseline_run(runner: Runner, problem: Problem, follow: str = "") -> RunResult:
-    """The project's test command on the file as given; UserError (one sentence) when it tests
-    nothing. `follow` "*": each test reports the lines it ran of every project file (`for_file`)."""
-    project = problem.project()
-    if project is not None and follow:
-        project = replace(project, follow=follow)
-    result = runner.run(problem.starter_code, [], "pytest", project=project)  # type: ignore[call-arg]
-    error = fails.run_error(result, str(problem.test_command))
-    if error is not None:
-        raise UserError(error)
-    return result
-
-
-def for_file(run: RunResult, path: str) -> RunResult:
-    """A run that followed every project file (`baseline_run(..., follow="*")`) as if it had
-    followed only `path`: each test's calls and lines in that file."""
-    tests = []
-    for test in run.tests:
-        found = (test.files or {}).get(path, {})
-        tests.append(replace(test, calls=found.get("calls", []), lines=found.get("lines", []), files=None))
-    return replace(run, tests=tests)

@@ -44,6 +44,17 @@ class DebugSettings(Section):
         description="No model turn starts after the first when the longest so far would end past this many seconds "
         "from the run's start, the search's time included (0: no deadline).",
     )
+    reply_scale: float = Field(
+        1.5,
+        ge=0,
+        description="A model turn's reply may run to this many times the tokens of the longest function shown in "
+        "full, plus 64 (a longer one is a copy of the file or a loop, not a fix); 0: loop.max_tokens alone.",
+    )
+    paced: bool = Field(
+        True,
+        description="With a deadline, a model turn's prompt is cut to what the served model reads in the time left, "
+        "at the pace measured on its earlier turns (assistant/debug/turn_pace.py).",
+    )
     test_timeout_s: float = Field(120, gt=0, description="Seconds the project's whole test command may run.")
     per_test_timeout_s: float = Field(10, ge=0, description="Seconds one test may run; then it fails where it hangs.")
     candidates: int = Field(1, ge=1, le=16, description="Edits tried per turn; the one passing most tests is kept.")

@@ -3,7 +3,10 @@
 as an outline, and how to answer. It is sized to the served model's context with room for the
 answer: the traceback is cut, then the test's source is left out, then fewer spans are shown in
 full, then the outline is thinned; a file whose implicated code cannot fit even so is refused in
-one sentence (`DoesNotFit`).
+one sentence (`DoesNotFit`). A budget may also carry a softer cap, the tokens the model can read
+before the run's deadline (assistant/debug/turn_pace.py): the first prompt within it is taken, and
+when none is, the shortest that fits the context and still shows the most suspicious function (time
+never refuses a turn).
 """
 
 from __future__ import annotations
@@ -34,10 +37,16 @@ class Budget:
     context_tokens: int
     answer_tokens: int
     count: Callable[[str], int]
+    cap: int | None = None  # the prompt tokens the model reads in the time left (None: no such cap)
 
     @property
     def prompt_tokens(self) -> int:
         return self.context_tokens - self.answer_tokens - MARGIN_TOKENS
+
+    @property
+    def wanted_tokens(self) -> int:
+        """The prompt's size aimed at: the context's room, or less within the time cap."""
+        return self.prompt_tokens if self.cap is None else min(self.cap, self.prompt_tokens)
 
     def tokens(self, messages: list[Message]) -> int:
         return sum(self.count(m["content"]) + 4 for m in messages)
@@ -95,15 +104,22 @@ def build(view: TurnView, spans: list[Span], budget: Budget, edit_format: str, f
     tries = [(spans, OUTLINE, failure_chars, True), (spans, OUTLINE, short, True), (spans, OUTLINE, short, False)]
     for k in range(len(spans), 0, -1):
         tries += [(spans[:k], SIGNATURES, short, False), (spans[:k], KEPT_ONLY, short, False)]
-    tries += [([span], KEPT_ONLY, short, False) for span in spans[1:]]  # a later span alone may fit
     if not spans:  # nothing localized: the whole file
         tries = [([], OUTLINE, failure_chars, True), ([], OUTLINE, short, False)]
+    alone = [([span], KEPT_ONLY, short, False) for span in spans[1:]]  # when the first cannot fit, a later one may
     messages: list[Message] = []
-    for keep, detail, chars, with_test in tries:
-        content = _user(view, keep, detail, chars, edit_format, with_test)
-        messages = [system_message(), {"role": "user", "content": content}]
-        if budget.tokens(messages) <= budget.prompt_tokens:
-            return messages
+    for ladder in (tries, alone):
+        fitting: list[tuple[int, list[Message]]] = []  # over the time cap but within the context
+        for keep, detail, chars, with_test in ladder:
+            content = _user(view, keep, detail, chars, edit_format, with_test)
+            messages = [system_message(), {"role": "user", "content": content}]
+            need = budget.tokens(messages)
+            if need <= budget.wanted_tokens:
+                return messages
+            if need <= budget.prompt_tokens:
+                fitting.append((need, messages))
+        if fitting:
+            return min(fitting, key=lambda found: found[0])[1]
     need = budget.tokens(messages)
     if not spans:
         raise DoesNotFit(

@@ -1,8 +1,9 @@
 """The one way to open a debug session, for `cobalt debug`, the TUI and `cobalt bench debug`: the
 debug settings with the caller's choices (edit format, candidates, the small-edit search), the
 client without the docstring ban (a user's own file keeps its docstrings), the prompt budget of the
-served model, and the session of the chosen edit format: a `DebugSession` for a format that edits
-the file, the plain loop session for `whole_file` (the reply is the file)."""
+served model and its measured pace (assistant/debug/turn_pace.py), and the session of the chosen
+edit format: a `DebugSession` for a format that edits the file, the plain loop session for
+`whole_file` (the reply is the file)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from assistant.debug.debug_session import DebugSession
 from assistant.debug.edits import edit_format as format_named
 from assistant.debug.model_budget import budget_for
+from assistant.debug.turn_pace import PaceBook
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop.session import Session
 from assistant.problems.schema import Problem
@@ -67,4 +69,7 @@ def open_debug_session(
         meta = {**kwargs.pop("meta", {}), "edit_format": debug.edit_format}
         return Session(problem, client, runner, loop, source=source, meta=meta, **kwargs)
     budget = budget_for(client, settings)  # type: ignore[arg-type]
-    return DebugSession(problem, client, runner, loop, debug, budget, before, source=source, **kwargs)  # type: ignore[arg-type]
+    pace = None
+    if client is not None and debug.paced:
+        pace = PaceBook.for_endpoint(settings.paths.data_dir, client.display_name, getattr(client, "api_base", None))
+    return DebugSession(problem, client, runner, loop, debug, budget, before, pace, source=source, **kwargs)  # type: ignore[arg-type]

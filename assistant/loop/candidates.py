@@ -56,8 +56,10 @@ def sample(
     loop: LoopSettings,
     count: int,
     candidate_temperature: float,
+    max_tokens: int | None = None,
 ) -> Candidates:
-    """`first()` (the streamed reply) and `count - 1` more at once at `candidate_temperature`.
+    """`first()` (the streamed reply) and `count - 1` more at once at `candidate_temperature`,
+    each at most `max_tokens` long (None: `loop.max_tokens`).
     LLMError of the first propagates (the session ends on it); an extra one that fails is
     dropped and counted."""
     extra = count - 1
@@ -68,7 +70,7 @@ def sample(
                 messages,
                 temperature=candidate_temperature,
                 top_p=loop.top_p,
-                max_tokens=loop.max_tokens,
+                max_tokens=max_tokens or loop.max_tokens,
             )
             for _ in range(extra)
         ]

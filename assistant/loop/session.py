@@ -221,9 +221,13 @@ class Session:
             messages,
             temperature=temperature,
             top_p=self.settings.top_p,
-            max_tokens=self.settings.max_tokens,
+            max_tokens=self.reply_tokens(),
             on_token=on_token,
         )
+
+    def reply_tokens(self) -> int | None:
+        """The most tokens the next reply may have (`loop.max_tokens`)."""
+        return self.settings.max_tokens
 
     def model_turn(self) -> Turn:
         """One model turn (with repeat resampling; with `loop.candidates` > 1, several replies
@@ -260,6 +264,7 @@ class Session:
             self.settings,
             count,
             candidate_temperature,
+            self.reply_tokens(),
         )
         tried = [self._execute(index, messages, reply.text, author="model", emit=False) for reply in found.replies]
         found.scores = [self.score(turn) for turn in tried]

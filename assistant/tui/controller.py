@@ -20,12 +20,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_run
+from assistant.debug.debug_session import DebugSession
 from assistant.debug.edit_search import SearchFinished, SearchStarted
 from assistant.debug.file_view import KEPT_ONLY, render
 from assistant.debug.fix_file import debug_problem, project_root
 from assistant.debug.localize import Span
 from assistant.debug.open_session import open_debug_session
+from assistant.debug.project_runs import LimitedRunner, baseline_run
 from assistant.loop.recorder import record, resume
 from assistant.loop.session import ProgramExtracted, Session, SessionEnded, TokenStreamed, TurnFinished, TurnStarted
 from assistant.problems.resolve import load_problem

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from assistant.debug.debug_session import LimitedRunner
 from assistant.debug.localize import innermost, spans
+from assistant.debug.project_runs import LimitedRunner
 from bench.debug import render, run_case, spread, summarize
 from bench.debug_cases import Case, read_cases
 from sandbox.api import Limits

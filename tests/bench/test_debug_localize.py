@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assistant.debug.debug_session import LimitedRunner
+from assistant.debug.project_runs import LimitedRunner
 from bench.debug import SETS
 from bench.debug_cases import read_cases
 from bench.debug_localize import ORDERS, render, same_function, shown_functions, summarize

@@ -90,3 +90,24 @@ def test_the_view_levels_keep_less_and_less_around_the_kept_code() -> None:
     for view in (outline, signatures, kept):
         assert "        total += k * value\n    return total + 1\n" in view
     assert "class Pipeline:\n    name = 'p'\n    def run(self, value):\n        ...\n" in outline
+
+
+def test_a_time_cap_takes_a_shorter_prompt_and_an_impossible_one_the_shortest_that_fits() -> None:
+    source = _big_module()
+    text = _failure_text(source)
+    failure = Failure("tests/test_pipe.py::test_step", "failed", "TypeError", text, frames(text))
+    found = implicated(source, "pkg/big.py", [failure])
+    view = TurnView(source, "pkg/big.py", "python -m pytest -q", failure, "0 passed, 1 failed of 1 tests")
+    count = _counter()
+    roomy = Budget(context_tokens=16384, answer_tokens=1024, count=count)
+    full = build(view, found, roomy, "functions", 1500)
+    need = roomy.tokens(full)
+    assert need > 1500  # the whole outline of a 2,000-line file
+    capped = Budget(16384, 1024, count, cap=need // 2)
+    shorter = build(view, found, capped, "functions", 1500)
+    assert roomy.tokens(shorter) <= need // 2 and "def step_7(value, scale=7):" in shorter[1]["content"]
+    smallest = build(view, found, Budget(16384, 1024, count, cap=0), "functions", 1500)
+    assert roomy.tokens(smallest) < roomy.tokens(shorter)  # no prompt fits no time: the shortest is sent
+    assert "total += k * value" in smallest[1]["content"]  # still the implicated code in full
+    with pytest.raises(DoesNotFit):  # the context still refuses what time cannot
+        build(view, found, Budget(600, 300, count, cap=0), "functions", 1500)

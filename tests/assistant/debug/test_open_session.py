@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from assistant.debug.debug_session import DebugSession, LimitedRunner, baseline_run, for_file
+from assistant.debug.debug_session import DebugSession
 from assistant.debug.edits import FORMATS, FUNCTIONS, SEARCH_REPLACE, WHOLE_FILE
 from assistant.debug.fix_file import debug_problem, probe_problem
 from assistant.debug.open_session import debug_settings, open_debug_session, without_docstring_ban
+from assistant.debug.project_runs import LimitedRunner, baseline_run, for_file
 from assistant.loop.session import Session
 from assistant.settings import DebugSettings
 from sandbox.api import RunResult, TestResult

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from assistant.debug.debug_session import DebugSession, LimitedRunner
+from assistant.debug.debug_session import DebugSession
 from assistant.debug.fix_file import debug_problem
 from assistant.debug.localize import spans
 from assistant.debug.open_session import open_debug_session
+from assistant.debug.project_runs import LimitedRunner
 from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines
 from assistant.settings import DebugSettings
 from sandbox.api import Limits, TestResult
