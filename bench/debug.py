@@ -138,6 +138,7 @@ def run_case(
         "original_again": fixed_file is not None and same_code(fixed_file, case.original()),
         "search": session.meta.get("search"),
         "deadline": session.meta.get("deadline"),
+        "prompt_caps": session.meta.get("prompt_caps", []),  # each model turn's paced prompt cap (turn_pace.py)
         "turns": len(session.turns),
         "wall_s": round(wall, 1),
         "completion_tokens": generated_tokens(session),

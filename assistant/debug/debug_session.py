@@ -39,6 +39,7 @@ HINTS = (
     "where the bug is."
 )
 SEARCHED = "A small edit found by trying {tried} small edits of the implicated code with the test command: {what}."
+MIN_REPLY_TOKENS = 256  # a reply cap never below this (a short function's fix may add lines)
 UNDONE = (
     "Your previous edit changed {names} but the tests did not improve ({passed} passed before, {after} after), so "
     "it was undone. The bug is probably in other code: read the failing test and the code below again."
@@ -216,12 +217,14 @@ class DebugSession(Session):
         return build(view, found, budget, self.edit_format_for(source), self.debug.failure_chars)
 
     def _reply_limit(self, source: str, found: list[Span]) -> int | None:
-        """`debug.reply_scale` times the tokens of the longest function shown in full, plus 64."""
+        """`debug.reply_scale` times the tokens of the functions shown in full (twice that for
+        SEARCH/REPLACE blocks, which hold the code twice), plus 64, and never under MIN_REPLY_TOKENS."""
         if not self.debug.reply_scale or not found:
             return None
-        lines = source_lines(source)
-        longest = max(self.budget.count("".join(lines[s.start - 1 : s.end])) for s in found)
-        return int(self.debug.reply_scale * longest) + 64
+        lines = source_lines(source, keepends=True)
+        shown = sum(self.budget.count("".join(lines[s.start - 1 : s.end])) for s in found)
+        blocks = 2 if self.edit_format_for(source) == SEARCH_REPLACE else 1
+        return max(MIN_REPLY_TOKENS, int(self.debug.reply_scale * blocks * shown) + 64)
 
     def reply_tokens(self) -> int | None:
         most = super().reply_tokens()
@@ -232,7 +235,8 @@ class DebugSession(Session):
         reply and one run of the test command; None without a deadline or a measured pace."""
         if not (self.debug.paced and self.debug.deadline_s and self.pace is not None):
             return None
-        testing = sum(t.duration_s for t in self.first_run.tests)  # the test run after the reply
+        # the test runs after the replies, each with its start-up (as edit_search.run_timeout counts it)
+        testing = (sum(t.duration_s for t in self.first_run.tests) + 2.0) * self.debug.candidates
         left = self.debug.deadline_s - (time.monotonic() - self._began) - testing
         cap = self.pace.prompt_cap(left, self.reply_tokens() or self.budget.answer_tokens)
         if cap is not None:
@@ -242,8 +246,8 @@ class DebugSession(Session):
 
     def _sample(self, index: int, messages: list[Message], attempt: int, temperature: float) -> ChatResult:
         result = super()._sample(index, messages, attempt, temperature)
-        if self.pace is not None:
-            self.pace.observe(result)
+        if self.pace is not None and attempt == 0 and self.debug.candidates <= 1:  # alone, on a fresh prompt
+            self.pace.observe(result, self.budget.tokens(messages))
         return result
 
     def _test_code(self, failure: fails.Failure | None) -> str:

@@ -2,17 +2,20 @@
 what that allows before `debug.deadline_s`.
 
 A streamed turn gives both rates: the prompt's tokens over the time to the first token, the reply's
-tokens after the first over the rest. They are kept as moving averages in one small JSON file per
-endpoint under `<data dir>/pace/`, beside the server's record (this machine's own speed: a fresh
-`cobalt debug` on the same server starts from them). With a pace known, a model turn's prompt is
-cut to what the model reads in the time left once the reply and the test run are paid for; without
-one, nothing is cut.
+tokens after the first over the rest (a reply cut at its closing fence reports no usage: the prompt
+is then counted with the served model's tokenizer). The rates are kept as moving averages in one
+small JSON file per endpoint under `<data dir>/pace/`, beside the server's record (this machine's
+own speed: a fresh `cobalt debug` on the same server starts from them). A prompt the server had
+cached reads fast, so one turn moves the reading rate at most to twice (or a quarter of) the
+average. With a pace known, a model turn's prompt is cut to what the model reads in the time left
+once the reply and the test run are paid for; without one, nothing is cut.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from assistant.messages.shapes import ChatResult
 from assistant.store.atomic import write_json
 
 WEIGHT = 0.5  # a new turn's share of the moving averages
+FASTER, SLOWER = 2.0, 4.0  # one turn's reading rate counts at most this many times above / below the average
 MIN_PROMPT_TOKENS = 64  # fewer than this read before the first token times the server, not the prompt
 
 
@@ -35,21 +39,24 @@ class Pace:
         return prompt_tokens / self.prompt_tps + reply_tokens / self.reply_tps
 
 
-def measured(result: ChatResult) -> Pace | None:
-    """The pace of one streamed reply, or None when it cannot tell (not streamed, too short)."""
+def measured(result: ChatResult, prompt_tokens: int = 0) -> Pace | None:
+    """The pace of one streamed reply (its prompt `prompt_tokens` long when the server did not say),
+    or None when it cannot tell (not streamed, too short)."""
     first, total = result.first_token_s, result.latency_s
+    prompt = result.prompt_tokens or prompt_tokens
     if first is None or first <= 0 or total <= first:
         return None
-    if result.prompt_tokens < MIN_PROMPT_TOKENS or result.completion_tokens < 2:
+    if prompt < MIN_PROMPT_TOKENS or result.completion_tokens < 2:
         return None
     reply_tps = (result.completion_tokens - 1) / (total - first)
-    return Pace(result.prompt_tokens / first, reply_tps, float(result.completion_tokens))
+    return Pace(prompt / first, reply_tps, float(result.completion_tokens))
 
 
 def _blend(old: Pace, new: Pace) -> Pace:
     mix = lambda a, b: (1 - WEIGHT) * a + WEIGHT * b  # noqa: E731
+    reading = min(max(new.prompt_tps, old.prompt_tps / SLOWER), old.prompt_tps * FASTER)
     return Pace(
-        mix(old.prompt_tps, new.prompt_tps), mix(old.reply_tps, new.reply_tps), mix(old.reply_tokens, new.reply_tokens)
+        mix(old.prompt_tps, reading), mix(old.reply_tps, new.reply_tps), mix(old.reply_tokens, new.reply_tokens)
     )
 
 
@@ -70,14 +77,16 @@ class PaceBook:
         if self.path is None:
             return None
         try:
-            found = Pace(**json.loads(self.path.read_text()))
-        except (OSError, ValueError, TypeError):  # none yet, or damaged: measured again
+            found = Pace(**{k: float(v) for k, v in json.loads(self.path.read_text()).items()})
+        except (OSError, ValueError, TypeError, AttributeError):  # none yet, or damaged: measured again
             return None
-        return found if min(found.prompt_tps, found.reply_tps) > 0 else None
+        rates = (found.prompt_tps, found.reply_tps, found.reply_tokens)
+        return found if all(math.isfinite(x) and x > 0 for x in rates) else None
 
-    def observe(self, result: ChatResult) -> None:
-        """Fold one reply's pace into the book (and its file)."""
-        new = measured(result)
+    def observe(self, result: ChatResult, prompt_tokens: int = 0) -> None:
+        """Fold one reply's pace into the book (and its file); `prompt_tokens`: the prompt's
+        length by our own count, for a reply whose usage the server did not send."""
+        new = measured(result, prompt_tokens)
         if new is None:
             return
         self.pace = new if self.pace is None else _blend(self.pace, new)

@@ -121,9 +121,10 @@ class ChatClient:
         `stop_at_fence`). litellm retries a failed request (`num_retries`, exponential
         back-off); then LLMError."""
         stream = on_token is not None or self.stop_at_fence or self.repeat_stop is not None
-        start = time.perf_counter()
         try:
-            response = _litellm().completion(**self._kwargs(messages, temperature, top_p, max_tokens, stream))
+            llm = _litellm()  # imported before the clock starts: the first reply's times are the model's
+            start = time.perf_counter()
+            response = llm.completion(**self._kwargs(messages, temperature, top_p, max_tokens, stream))
             if stream:
                 return self._collect_stream(response, start, on_token)
             return self._result(response, start, messages)
@@ -208,13 +209,12 @@ class _StreamReader:
         return True
 
     def result(self) -> ChatResult:
+        latency = time.perf_counter() - self.start  # before counting: a count may ask the server
         completion = getattr(self.usage, "completion_tokens", 0) or 0
         prompt = getattr(self.usage, "prompt_tokens", 0) or 0
         if self.text and (not completion or self.finish in ("fence", "repetition")):
             completion = _count_tokens(self.client.model, self.text, self.client.api_base)
-        return ChatResult(
-            self.text, prompt, completion, time.perf_counter() - self.start, self.finish, self.first_token_s
-        )
+        return ChatResult(self.text, prompt, completion, latency, self.finish, self.first_token_s)
 
 
 def _http_response(stream: Any) -> Any:

@@ -35,7 +35,7 @@ def test_a_streamed_reply_gives_both_rates_and_its_length() -> None:
     "reply",
     [
         _reply(1400, 200, None, 65.0),  # not streamed: no time to the first token
-        _reply(0, 13, 0.1, 0.2),  # a scripted reply: no prompt count
+        _reply(0, 13, 0.1, 0.2),  # cut at its fence: no usage, and no count of ours given
         _reply(1400, 1, 40.0, 40.5),  # one token: no writing pace
         _reply(1400, 200, 40.0, 40.0),  # nothing after the first token
     ],
@@ -44,13 +44,20 @@ def test_a_reply_that_cannot_tell_its_pace_is_not_measured(reply: ChatResult) ->
     assert measured(reply) is None
 
 
+def test_a_reply_cut_at_its_fence_is_measured_with_our_own_count_of_its_prompt() -> None:
+    assert measured(_reply(0, 201, 40.0, 65.0), prompt_tokens=1400) == Pace(35.0, 8.0, 201.0)
+    assert measured(_reply(700, 201, 40.0, 65.0), prompt_tokens=1400) == Pace(17.5, 8.0, 201.0)  # the server's wins
+
+
 def test_the_book_blends_turns_keeps_them_on_disk_and_survives_a_damaged_file(tmp_path: Path) -> None:
     book = PaceBook.for_endpoint(tmp_path, "qwen-coder-1.5b", "http://127.0.0.1:8011/v1")
     assert book.pace is None and book.prompt_cap(60.0, 200) is None  # nothing measured: nothing cut
     book.observe(_reply(1400, 201, 40.0, 65.0))
     book.observe(_reply(0, 13, 0.1, 0.2))  # cannot tell: ignored
     book.observe(_reply(1000, 101, 10.0, 20.0))  # 100 tok/s reading, 10 writing
-    assert book.pace == Pace(prompt_tps=67.5, reply_tps=9.0, reply_tokens=151.0)
+    assert book.pace == Pace(prompt_tps=52.5, reply_tps=9.0, reply_tokens=151.0)  # reading counted as 2 x 35 at most
+    book.observe(_reply(1000, 101, 1000.0, 1010.0))  # 1 tok/s reading: counted as a quarter of 52.5
+    assert book.pace is not None and book.pace.prompt_tps == pytest.approx((52.5 + 52.5 / 4) / 2)
     again = PaceBook.for_endpoint(tmp_path, "qwen-coder-1.5b", "http://127.0.0.1:8011/v1")
     assert again.pace == book.pace  # a fresh `cobalt debug` starts from it
     other = PaceBook.for_endpoint(tmp_path, "qwen-coder-1.5b", "http://127.0.0.1:8012/v1")
@@ -58,8 +65,11 @@ def test_the_book_blends_turns_keeps_them_on_disk_and_survives_a_damaged_file(tm
     assert book.path is not None
     book.path.write_text("{not json")
     assert PaceBook(book.path).pace is None
-    book.path.write_text(json.dumps({"prompt_tps": 0, "reply_tps": 8.0, "reply_tokens": 1.0}))
-    assert PaceBook(book.path).pace is None  # a zero rate would divide by zero
+    for damaged in ({"prompt_tps": 0}, {"prompt_tps": "a"}, {"prompt_tps": float("inf")}, {"speed": 1.0}):
+        book.path.write_text(json.dumps({"prompt_tps": 35.0, "reply_tps": 8.0, "reply_tokens": 1.0, **damaged}))
+        assert PaceBook(book.path).pace is None  # zero divides, a string or infinity cannot be a cap
+    book.path.write_text("[1, 2]")
+    assert PaceBook(book.path).pace is None
 
 
 def test_the_cap_pays_for_a_typical_reply_first_and_is_never_negative(tmp_path: Path) -> None:
@@ -101,11 +111,10 @@ def test_a_slow_pace_cuts_the_prompt_a_fast_one_does_not_and_the_reply_is_held_t
     unpaced, meta = _debug(monkeypatch, project)
     full = unpaced.calls[0]["messages"][1]["content"]
     assert "prompt_caps" not in meta and "`ratio` (lines 1-2)" in full  # no pace measured: nothing cut
-    longest = max(len(f) // 3 + 1 for f in CRASHING.split("\n\n\n"))  # the tokens of `mean` (no tokenizer here)
-    assert unpaced.max_tokens_asked == [int(1.5 * longest) + 64]  # debug.reply_scale 1.5, plus 64
+    assert unpaced.max_tokens_asked == [256]  # two one-line functions: the cap's floor
     book = PaceBook.for_endpoint(load_settings().paths.data_dir, "scripted", None)
-    assert book.path is not None and not book.path.exists()  # a scripted reply counts no prompt tokens
-    book.path.parent.mkdir(parents=True)
+    assert book.pace is not None and book.pace.reply_tokens == 22.0  # the fence-cut reply was measured
+    assert book.path is not None
     book.path.write_text(json.dumps(asdict(Pace(prompt_tps=1.0, reply_tps=10.0, reply_tokens=40.0))))
     paced, meta = _debug(monkeypatch, project)
     cut = paced.calls[0]["messages"][1]["content"]
@@ -115,6 +124,10 @@ def test_a_slow_pace_cuts_the_prompt_a_fast_one_does_not_and_the_reply_is_held_t
     book.path.write_text(json.dumps(asdict(Pace(prompt_tps=1e6, reply_tps=1e3, reply_tokens=40.0))))
     fast, meta = _debug(monkeypatch, project)
     assert fast.calls[0]["messages"][1]["content"] == full and meta["prompt_caps"][0]["cap"] > 10**7
+    monkeypatch.setenv("COBALT__DEBUG__REPLY_SCALE", "20")
+    scaled, _ = _debug(monkeypatch, project)
+    shown = sum(len(f) // 3 + 1 for f in ("def ratio(a, b):\n    return a / b\n", CRASHING.split("\n\n\n")[1]))
+    assert scaled.max_tokens_asked == [20 * shown + 64]  # both functions shown in full, no tokenizer here
     monkeypatch.setenv("COBALT__DEBUG__REPLY_SCALE", "0")
     monkeypatch.setenv("COBALT__DEBUG__PACED", "false")
     plain, meta = _debug(monkeypatch, project)
