@@ -217,8 +217,9 @@ class DebugSession(Session):
         return build(view, found, budget, self.edit_format_for(source), self.debug.failure_chars)
 
     def _reply_limit(self, source: str, found: list[Span]) -> int | None:
-        """`debug.reply_scale` times the tokens of the functions shown in full (twice that for
-        SEARCH/REPLACE blocks, which hold the code twice), plus 64, and never under MIN_REPLY_TOKENS."""
+        """`debug.reply_scale` times the tokens of the functions the prompt may show in full (all
+        `found`, though a cut prompt shows fewer: a looser cap never cuts a fix), twice that for
+        SEARCH/REPLACE blocks (they hold the code twice), plus 64, and never under MIN_REPLY_TOKENS."""
         if not self.debug.reply_scale or not found:
             return None
         lines = source_lines(source, keepends=True)
@@ -236,7 +237,7 @@ class DebugSession(Session):
         if not (self.debug.paced and self.debug.deadline_s and self.pace is not None):
             return None
         # the test runs after the replies, each with its start-up (as edit_search.run_timeout counts it)
-        testing = (sum(t.duration_s for t in self.first_run.tests) + 2.0) * self.debug.candidates
+        testing = (sum(t.duration_s for t in self.first_run.tests) + 2.0) * self._batch()
         left = self.debug.deadline_s - (time.monotonic() - self._began) - testing
         cap = self.pace.prompt_cap(left, self.reply_tokens() or self.budget.answer_tokens)
         if cap is not None:
@@ -244,10 +245,14 @@ class DebugSession(Session):
             self.meta.setdefault("prompt_caps", []).append(paced)
         return cap
 
+    def _batch(self) -> int:
+        """The replies a model turn asks for at once (`debug.candidates`, or `loop.candidates`)."""
+        return max(self.debug.candidates, self.settings.candidates)
+
     def _sample(self, index: int, messages: list[Message], attempt: int, temperature: float) -> ChatResult:
         result = super()._sample(index, messages, attempt, temperature)
-        if self.pace is not None and attempt == 0 and self.debug.candidates <= 1:  # alone, on a fresh prompt
-            self.pace.observe(result, self.budget.tokens(messages))
+        if self.pace is not None and attempt == 0 and self._batch() == 1:  # alone, on a fresh prompt
+            self.pace.observe(result, 0 if result.prompt_tokens else self.budget.tokens(messages))
         return result
 
     def _test_code(self, failure: fails.Failure | None) -> str:

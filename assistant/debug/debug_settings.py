@@ -47,9 +47,9 @@ class DebugSettings(Section):
     reply_scale: float = Field(
         1.5,
         ge=0,
-        description="A model turn's reply may run to this many times the tokens of the functions shown in full "
-        "(twice that in SEARCH/REPLACE blocks), plus 64, at least 256 (a longer one is a copy of the file or a loop, "
-        "not a fix); 0: loop.max_tokens alone.",
+        description="A model turn's reply may run to this many times the tokens of the functions the prompt may "
+        "show in full (twice that in SEARCH/REPLACE blocks), plus 64, at least 256 (a longer one is a copy of the "
+        "file or a loop, not a fix); 0: loop.max_tokens alone.",
     )
     paced: bool = Field(
         True,

@@ -6,7 +6,7 @@ tokens after the first over the rest (a reply cut at its closing fence reports n
 is then counted with the served model's tokenizer). The rates are kept as moving averages in one
 small JSON file per endpoint under `<data dir>/pace/`, beside the server's record (this machine's
 own speed: a fresh `cobalt debug` on the same server starts from them). A prompt the server had
-cached reads fast, so one turn moves the reading rate at most to twice (or a quarter of) the
+cached reads fast, so one turn's reading rate counts at most as twice (or a quarter of) the
 average. With a pace known, a model turn's prompt is cut to what the model reads in the time left
 once the reply and the test run are paid for; without one, nothing is cut.
 """
@@ -34,9 +34,6 @@ class Pace:
     prompt_tps: float
     reply_tps: float
     reply_tokens: float
-
-    def seconds(self, prompt_tokens: int, reply_tokens: float) -> float:
-        return prompt_tokens / self.prompt_tps + reply_tokens / self.reply_tps
 
 
 def measured(result: ChatResult, prompt_tokens: int = 0) -> Pace | None:
