@@ -212,11 +212,12 @@ class DebugSession(Session):
             self.marked_lines(),
         )
         self._shown[len(self.turns)] = [s.qualname for s in found]
-        self._reply_cap = self._reply_limit(source, found)
+        edit_format = self.edit_format_for(source)  # parses the file: once per prompt
+        self._reply_cap = self._reply_limit(source, found, edit_format)
         budget = self.budget if self._prompt_optional else replace(self.budget, cap=self._time_cap())
-        return build(view, found, budget, self.edit_format_for(source), self.debug.failure_chars)
+        return build(view, found, budget, edit_format, self.debug.failure_chars)
 
-    def _reply_limit(self, source: str, found: list[Span]) -> int | None:
+    def _reply_limit(self, source: str, found: list[Span], edit_format: str) -> int | None:
         """`debug.reply_scale` times the tokens of the functions the prompt may show in full (all
         `found`, though a cut prompt shows fewer: a looser cap never cuts a fix), twice that for
         SEARCH/REPLACE blocks (they hold the code twice), plus 64, and never under MIN_REPLY_TOKENS."""
@@ -224,7 +225,7 @@ class DebugSession(Session):
             return None
         lines = source_lines(source, keepends=True)
         shown = sum(self.budget.count("".join(lines[s.start - 1 : s.end])) for s in found)
-        blocks = 2 if self.edit_format_for(source) == SEARCH_REPLACE else 1
+        blocks = 2 if edit_format == SEARCH_REPLACE else 1
         return max(MIN_REPLY_TOKENS, int(self.debug.reply_scale * blocks * shown) + 64)
 
     def reply_tokens(self) -> int | None:
