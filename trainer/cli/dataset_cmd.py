@@ -39,6 +39,8 @@ from trainer.repair.repair_settings import repair_settings
 from trainer.repair.served_form import RENDERS
 from trainer.train_settings import load_train_settings
 
+HELD_OUT = ("val", "test")  # splits `dataset build` refuses: what the gate and `cobalt eval` measure
+
 if TYPE_CHECKING:
     from assistant.settings import Settings
 
@@ -56,8 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--split",
         default="train",
-        help="with --tasks: this split of them (all, train, val, test); without: train (default) leaves "
-        "out HumanEval's test and val tasks, all keeps them (see `cobalt eval splits`)",
+        help="train (default) leaves out the val and test splits (HumanEval's and the natural set's); "
+        "all keeps them; val and test alone are refused (see `cobalt eval splits`)",
     )
     p.add_argument("--no-perturb", action="store_true", help="build no perturbed contexts (no sandbox needed)")
     add_json(p)
@@ -161,6 +163,11 @@ def _writes_dataset(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
+    if args.split in HELD_OUT:
+        raise UserError(
+            f"a training dataset of the {args.split!r} split would train on what `cobalt eval` and the gate "
+            "measure; use --split train, or --split all to keep every split knowingly"
+        )
     settings = load_train_settings(config.train, args.profile)
     model = args.model or config.model.name
     if args.jsonl is not None:

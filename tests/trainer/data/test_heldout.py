@@ -90,6 +90,20 @@ def test_dataset_build_never_sees_eval_or_heldout_sessions(
     assert "train-eval" not in sessions and tasks == set(pick.values())
 
 
+@pytest.mark.parametrize("split", ["val", "test"])
+def test_dataset_build_refuses_a_held_out_split(
+    cobalt_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], split: str
+) -> None:
+    """`dataset build --split val|test` (with or without --tasks) would train on what the gate and
+    `cobalt eval` measure: one sentence, exit 1, nothing written."""
+    out = tmp_path / "out"
+    for extra in ([], ["--tasks", "examples/natural"]):
+        argv = ["dataset", "build", "--model", "tiny", "--no-perturb", "--split", split, "--out", str(out), *extra]
+        assert main(argv) == 1
+        assert f"a training dataset of the {split!r} split" in capsys.readouterr().err
+        assert not out.exists()
+
+
 @pytest.mark.docker
 def test_the_nightly_dataset_never_sees_eval_or_heldout_sessions(
     cobalt_home: Path, tmp_path: Path, sandbox: Any
