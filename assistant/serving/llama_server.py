@@ -87,6 +87,8 @@ def command(
         "--no-webui",
         "--metrics",
     ]
+    if ls.speculative != "none":
+        argv += ["--spec-type", ls.speculative]
     for path in (loras or {}).values():
         argv += ["--lora", str(path)]
     if loras:

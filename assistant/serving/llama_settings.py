@@ -4,6 +4,8 @@ search; `assistant.settings` composes it into `ServerSettings`."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from sandbox.sandbox_settings import Section
@@ -21,3 +23,9 @@ class LlamaSettings(Section):
         256, ge=0, description="Smallest chunk of a cached prompt reused by shifting (--cache-reuse; 0: off)."
     )
     lora_scale: float = Field(1.0, description="Scale of an adapter chosen by a request (the request's `lora` field).")
+    speculative: Literal["none", "ngram-simple", "ngram-mod", "ngram-map-k", "ngram-cache"] = Field(
+        "none",
+        description="Draftless speculative decoding (--spec-type): drafts copied from the text so far, checked "
+        "in one batch; pays when replies repeat their prompt (a debug turn's function). Changes greedy "
+        "replies in the last bits.",
+    )

@@ -192,6 +192,32 @@ def test_served_adapter_agrees_with_peft_and_is_chosen_per_request(llama_cfg: An
             assert not found, f"{name} on {prompt[:30]!r}: " + "; ".join(found)
 
 
+def test_speculative_decoding_drafts_from_the_text_it_copies(llama_cfg: Any, tmp_path: Path) -> None:
+    """`server.llama.speculative: ngram-simple` starts llama-server with draftless n-gram drafts: a
+    greedy reply that repeats its prompt is drafted from it and the drafts are accepted. Off by
+    default: in a 4-slot evaluation it was slower and changed greedy replies (docs/serving.md)."""
+    import httpx
+
+    llama = llama_cfg.server.llama.model_copy(update={"speculative": "ngram-simple", "parallel": 1})
+    section = llama_cfg.server.model_copy(update={"port": free_port(), "llama": llama})
+    paths = PathsSettings(data_dir=tmp_path, cache_dir=llama_cfg.paths.cache_dir)
+    info = server.ensure(section, paths, "smollm2", progress=lambda _: None)
+    try:
+        assert info.argv[info.argv.index("--spec-type") + 1] == "ngram-simple"
+        count = ", ".join(str(i) for i in range(1, 61))
+        body = {"prompt": f"{count}\n{count[:40]}", "n_predict": 40, "temperature": 0.0}
+        reply = httpx.post(info.api_base.removesuffix("/v1") + "/completion", json=body, timeout=120).json()
+        assert reply["content"][:40] == count[40:80]  # the greedy continuation: the count, copied
+        timings = reply["timings"]
+        assert timings.get("draft_n", 0) > 0 and timings.get("draft_n_accepted", 0) > 0, (reply["content"], timings)
+    finally:
+        server.stop(paths)
+    assert (
+        "--spec-type"
+        not in llama_server.command(Path("m.gguf"), "m", llama_cfg.server, 8000, llama_cfg.paths.cache_dir)[0]
+    )  # the default: off
+
+
 def test_a_damaged_source_download_is_removed_with_one_sentence(tmp_path: Path) -> None:
     """A download cut short (a kill, a full disk) was trusted by every later build, each ending in
     a tarfile traceback; it is now removed, so the next build fetches it again."""
