@@ -7,6 +7,7 @@ sentence."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from assistant.runtime import open_client
 from assistant.serving import hot_load, models, server
 from tests.conftest import free_port, make_random_adapter
-from trainer.release.merge import merged_dir
+from trainer.release.merge import merge_adapter, merged_dir
 from trainer.release.registry import Registry, merge_into_base
 
 PROMPT = [{"role": "user", "content": "def is_prime(n):"}]
@@ -36,7 +37,7 @@ def test_promote_saves_a_merged_checkpoint_with_the_same_logits(home_config: Any
 
     registry, item = _promoted(home_config, tmp_path)
     merged = merged_dir(item.path)
-    assert merged is not None and not list(item.path.glob(".merged-staging*"))
+    assert merged is not None and not list(item.path.glob("merged.partial-*"))
     assert registry.current_entry("tiny")["merged"] == str(merged)
     assert (merged / "tokenizer.json").is_file() and (merged / "chat_template.jinja").is_file()
     base_path = models.resolve("tiny", home_config.paths)
@@ -48,6 +49,20 @@ def test_promote_saves_a_merged_checkpoint_with_the_same_logits(home_config: Any
     assert torch.allclose(lora, folded, atol=1e-4) and not torch.allclose(bare, folded, atol=1e-3)
     off = home_config.model_copy(update={"server": home_config.server.model_copy(update={"serve_merged": False})})
     assert merge_into_base(off) is None  # switched off: promote only hot-loads
+
+
+def test_two_merges_of_one_adapter_at_once_make_one_checkpoint(home_config: Any, tmp_path: Path) -> None:
+    """A promote and a gate merging the same adapter together: the second waits under the lock and
+    reuses the first one's checkpoint (they shared one staging directory and could remove each
+    other's half-written weights)."""
+    base_path = models.resolve("tiny", home_config.paths)
+    adapter = make_random_adapter(base_path, tmp_path / "adapter", seed=12)
+    said: list[str] = []
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda _: merge_adapter(adapter, base_path, progress=said.append), range(2)))
+    assert done[0] == done[1] == merged_dir(adapter) and (done[0] / "tokenizer.json").is_file()
+    assert sum(line.startswith("merging adapter") for line in said) == 1, said
+    assert not list(adapter.glob("merged.partial-*"))
 
 
 @pytest.mark.server
