@@ -15,17 +15,21 @@ This module does not build datasets or filter trajectories; `trainer.data.datase
 
 from __future__ import annotations
 
+import hashlib
+import sys
 import threading
 import time
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop.recorder import record
 from assistant.loop.session import Event, ProgramExtracted, Session, SessionEnded, TurnFinished, TurnStarted
 from assistant.problems.schema import Problem
+from assistant.store import atomic
 from assistant.store.trajectory import MODEL_ERROR, PASSED, SANDBOX_ERROR, UNSOLVED
 from assistant.store.trajectory_db import Store
 
@@ -191,6 +195,16 @@ def followers_of(job: Job, session: Session) -> list[Job]:
     return [Job(job.problem, leader=session if usable else None) for _ in range(job.followers)]
 
 
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _plan_lock(store: Store, source: str, model: str) -> Path:
+    """The lock file of the collections of `model` with `source` into `store`'s database."""
+    key = hashlib.sha256(f"{store.path.resolve()}\0{source}\0{model}".encode()).hexdigest()[:16]
+    return store.path.parent / "locks" / f"collect-{key}.lock"
+
+
 def collect(
     problems: list[Problem],
     client: ChatModel,
@@ -209,6 +223,7 @@ def collect(
     on_session: Callable[[Session], None] | None = None,
     on_plan: Callable[[int, int], None] | None = None,
     share_first_turn: bool = False,
+    on_wait: Callable[[], None] | None = None,
 ) -> CollectReport:
     """Run the missing sessions (`done(problem, model)` says how many a problem already has;
     default `stored_alike`: sampled with these settings, which each session then stores);
@@ -216,91 +231,96 @@ def collect(
     after `abort_after` sessions in a row end on the same kind of error (a dead server or
     sandbox). `full_horizon`: sessions take every turn, also after their public tests pass.
     `meta` is stored with each session.
-    `share_first_turn`: with a greedy first turn, a problem's sessions share one (module doc)."""
-    start = time.perf_counter()
-    share = share_first_turn and settings.temperature_for(0) == 0
-    if done is None:  # the default rule: sessions sampled alike, which say so in their meta
-        sampling = sampling_meta(settings, full_horizon)
-        done, meta = stored_alike(store, sampling, source), {**(meta or {}), **sampling}
-    jobs, stored = plan(problems, client.display_name, samples, done, share)
-    planned = sum(1 + j.followers for j in jobs)
-    report = CollectReport(planned=planned, already_stored=stored)
-    if on_plan:
-        on_plan(planned, stored)
-    meter = PhaseMeter()
-    streak: list[str] = []
-    live: set[Session] = set()
-    stopping, lock = threading.Event(), threading.Lock()
+    `share_first_turn`: with a greedy first turn, a problem's sessions share one (module doc).
+    One collection of a model per source and store plans and runs at a time (`on_wait`, default a
+    line on stderr, is called when another holds the lock): two at once counted the same stored
+    sessions and each ran the missing ones, storing them twice."""
+    waiting = f"another collection of {client.display_name} ({source}) runs on {store.path}; waiting for it to end ..."
+    with atomic.exclusive(_plan_lock(store, source, client.display_name), on_wait or (lambda: _say(waiting))):
+        start = time.perf_counter()
+        share = share_first_turn and settings.temperature_for(0) == 0
+        if done is None:  # the default rule: sessions sampled alike, which say so in their meta
+            sampling = sampling_meta(settings, full_horizon)
+            done, meta = stored_alike(store, sampling, source), {**(meta or {}), **sampling}
+        jobs, stored = plan(problems, client.display_name, samples, done, share)
+        planned = sum(1 + j.followers for j in jobs)
+        report = CollectReport(planned=planned, already_stored=stored)
+        if on_plan:
+            on_plan(planned, stored)
+        meter = PhaseMeter()
+        streak: list[str] = []
+        live: set[Session] = set()
+        stopping, lock = threading.Event(), threading.Lock()
 
-    def one(job: Job) -> Session:
-        session = record(
-            Session(
-                job.problem,
-                client,
-                sandbox,
-                settings,
-                source=source,
-                adapter_version=adapter_version,
-                subscriber=meter,
-                stream=False,
-                meta={**(meta or {}), "first_turn_from": job.leader.id} if job.leader else meta,
-            ),
-            store,
-        )
-        with lock:
-            live.add(session)
-            if stopping.is_set():
-                session.interrupt()
-        if job.leader is not None:
-            session.seed(job.leader.turns[0])
-        session.run(stop_on_pass=not full_horizon)
-        with lock:
-            live.discard(session)
-        return session
+        def one(job: Job) -> Session:
+            session = record(
+                Session(
+                    job.problem,
+                    client,
+                    sandbox,
+                    settings,
+                    source=source,
+                    adapter_version=adapter_version,
+                    subscriber=meter,
+                    stream=False,
+                    meta={**(meta or {}), "first_turn_from": job.leader.id} if job.leader else meta,
+                ),
+                store,
+            )
+            with lock:
+                live.add(session)
+                if stopping.is_set():
+                    session.interrupt()
+            if job.leader is not None:
+                session.seed(job.leader.turns[0])
+            session.run(stop_on_pass=not full_horizon)
+            with lock:
+                live.discard(session)
+            return session
 
-    def interrupted() -> None:
-        """Ctrl-C (or SIGTERM): no new session; each running one ends after its current turn, stored
-        as `interrupted`, before the caller closes the store (a further Ctrl-C does not cut that short)."""
-        pending.clear()
-        stopping.set()
-        with lock:
-            for session in live:
-                session.interrupt()
-        while running:
-            try:
-                finished, _ = wait(running)
-            except KeyboardInterrupt:
-                continue
-            for future in finished:
-                running.pop(future)
-
-    pending = list(reversed(jobs))
-    running: dict[Future[Session], Job] = {}
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="collect") as pool:
-        try:
-            while pending or running:
-                while pending and len(running) < concurrency and not report.aborted:
-                    job = pending.pop()
-                    running[pool.submit(one, job)] = job
-                if not running:
-                    break
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        def interrupted() -> None:
+            """Ctrl-C (or SIGTERM): no new session; each running one ends after its current turn, stored
+            as `interrupted`, before the caller closes the store (a further Ctrl-C does not cut that short)."""
+            pending.clear()
+            stopping.set()
+            with lock:
+                for session in live:
+                    session.interrupt()
+            while running:
+                try:
+                    finished, _ = wait(running)
+                except KeyboardInterrupt:
+                    continue
                 for future in finished:
-                    job = running.pop(future)
-                    session = future.result()
-                    if job.followers and not report.aborted:
-                        pending.extend(followers_of(job, session))  # next to run: their turn 0 is done
-                    report.shared_turns += job.leader is not None
-                    report.statuses[session.status] += 1
-                    report.turns += len(session.turns)
-                    streak = streak + [session.status] if session.status in (MODEL_ERROR, SANDBOX_ERROR) else []
-                    if len(streak) >= abort_after and len(set(streak[-abort_after:])) == 1 and not report.aborted:
-                        report.aborted = session.error or session.status
-                    if on_session:
-                        on_session(session)
-        except KeyboardInterrupt:
-            interrupted()
-            raise
-    report.wall_s = time.perf_counter() - start
-    report.overlap = meter.report()
-    return report
+                    running.pop(future)
+
+        pending = list(reversed(jobs))
+        running: dict[Future[Session], Job] = {}
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="collect") as pool:
+            try:
+                while pending or running:
+                    while pending and len(running) < concurrency and not report.aborted:
+                        job = pending.pop()
+                        running[pool.submit(one, job)] = job
+                    if not running:
+                        break
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        job = running.pop(future)
+                        session = future.result()
+                        if job.followers and not report.aborted:
+                            pending.extend(followers_of(job, session))  # next to run: their turn 0 is done
+                        report.shared_turns += job.leader is not None
+                        report.statuses[session.status] += 1
+                        report.turns += len(session.turns)
+                        streak = streak + [session.status] if session.status in (MODEL_ERROR, SANDBOX_ERROR) else []
+                        if len(streak) >= abort_after and len(set(streak[-abort_after:])) == 1 and not report.aborted:
+                            report.aborted = session.error or session.status
+                        if on_session:
+                            on_session(session)
+            except KeyboardInterrupt:
+                interrupted()
+                raise
+        report.wall_s = time.perf_counter() - start
+        report.overlap = meter.report()
+        return report

@@ -69,12 +69,8 @@ def building(final: Path, progress: Callable[[str], None] = print) -> Iterator[P
     directory is removed if the block leaves it behind."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    with open(final.parent / f".{final.name}.lock", "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            progress(f"{final.name}: another process is building it; waiting for it to finish ...")
-            fcntl.flock(lock, fcntl.LOCK_EX)
+    waiting = f"{final.name}: another process is building it; waiting for it to finish ..."
+    with exclusive(final.parent / f".{final.name}.lock", lambda: progress(waiting)):
         for stale in [*final.parent.glob(f"{final.name}.partial-*"), *final.parent.glob(f".{final.name}.old-*")]:
             shutil.rmtree(stale, ignore_errors=True)
         staging = final.parent / f"{final.name}.partial-{os.getpid()}"
@@ -83,6 +79,22 @@ def building(final: Path, progress: Callable[[str], None] = print) -> Iterator[P
             yield staging
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextmanager
+def exclusive(lock_path: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Held while the block runs: an exclusive flock on `lock_path` (created with its folder),
+    freed by the kernel when the holder dies; `on_wait` is called once if another process (or
+    another open of the file) holds it, and then the block waits for it."""
+    Path(lock_path).parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _fsync_dir(directory: Path) -> None:

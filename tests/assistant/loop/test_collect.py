@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,38 @@ def test_collect_runs_k_samples_resumes_and_overlaps(cobalt_home: Path, sandbox:
         legacy = store.start_session(problems[0], "old", "collect")
         store.set_status(legacy, "passed")
         assert stored_alike(store, sampling_meta(LoopSettings(turns=3), False))(problems[0], "old") == 1
+
+
+def test_two_collections_at_once_store_each_session_once(cobalt_home: Path, sandbox: Any) -> None:
+    """Two `cobalt collect`s of one model into one store (two processes: each its own connection):
+    the second waits for the first and then finds every session stored, instead of both counting
+    the same stored sessions and running the missing ones twice."""
+    problems = load_problems("humaneval:2")
+    waited: list[str] = []
+    reports: dict[str, Any] = {}
+
+    def run(name: str) -> None:
+        with Store.open() as store:
+            reports[name] = collect(
+                problems,
+                OracleClient(0.5),
+                sandbox,
+                store,
+                LoopSettings(turns=2),
+                samples=2,
+                concurrency=2,
+                on_wait=lambda: waited.append(name),
+            )
+
+    first = threading.Thread(target=run, args=("first",))
+    first.start()
+    time.sleep(0.3)  # the first holds the lock: its sessions are running
+    run("second")
+    first.join()
+    assert (reports["first"].planned, reports["second"].planned, reports["second"].already_stored) == (4, 0, 4)
+    with Store.open() as store:
+        assert len(store.sessions(source="collect")) == 4
+    assert waited == ["second"]
 
 
 def test_collect_shares_a_greedy_first_turn(cobalt_home: Path, sandbox: Any) -> None:
