@@ -14,7 +14,9 @@ A greedy repair can fix a task only where some sampled repair does, to the exten
 finds it: pass@k for large k bounds what sharpening the policy can turn into greedy fixes on
 these tasks. `best_of_k` is what a user would get from k repairs tried at once with the one
 passing the most public tests kept (the first on ties): the first k repairs of each task in
-the order they were stored, fixed when the kept one passes every test. Reads the store only.
+the order they were stored, fixed when the kept one passes every test. Only sessions collected
+with that recipe count (their stored sampling says so; an ordinary greedy or sampled collection
+of the same model in the same store is left out). Reads the store only.
 """
 
 from __future__ import annotations
@@ -98,13 +100,14 @@ def task_repairs(
     """Per task of `problems` (in that order; tasks without sessions left out), its finished
     sessions (passed or unsolved: not one cut off mid-turn) from `source` of the model stored as
     `model` (None: any) whose adapter version is `adapter` (None: any; "base": none; `vN` or its
-    served name `<base>-vN`)."""
+    served name `<base>-vN`), collected with the ceiling's recipe (`ceiling_recipe`)."""
     wanted = list(dict.fromkeys(problems))
     keep = set(wanted)
+    other_recipe = {s.id for s in store.sessions(model=model, source=source) if not ceiling_recipe(s.meta)}
     by_session: dict[str, dict[int, tuple[float, bool]]] = defaultdict(dict)
     problem_of: dict[str, str] = {}
     for row in store.turn_rates(source=source, model=model):  # sessions in stored order
-        if row["problem_id"] not in keep or row["status"] not in FINISHED:
+        if row["problem_id"] not in keep or row["status"] not in FINISHED or row["session_id"] in other_recipe:
             continue
         if adapter is not None and not _same_adapter(row["adapter_version"], adapter):
             continue
@@ -118,6 +121,19 @@ def task_repairs(
         if not turns.get(0, (0.0, False))[1]:
             t.repairs.append(turns.get(1, (-1.0, False)))
     return [t for t in tasks.values() if t.sessions]
+
+
+def ceiling_recipe(meta: dict[str, Any]) -> bool:
+    """Whether a session's stored sampling (`collect.sampling_meta`) is the ceiling's: a greedy first
+    turn, a sampled repair, at least two turns. A greedy repair would count one deterministic
+    answer N times; a sampled first turn fails other tasks. A session stored before the sampling
+    was recorded (no `collect` entry) counts, as collection counts it."""
+    sampling = meta.get("collect")
+    if not isinstance(sampling, dict):
+        return True
+    temperatures = list(sampling.get("temperature") or [0.0])
+    repair = temperatures[1] if len(temperatures) > 1 else temperatures[0]
+    return temperatures[0] == 0 and repair > 0 and int(sampling.get("turns", 0)) >= 2
 
 
 def _same_adapter(stored: str | None, wanted: str) -> bool:

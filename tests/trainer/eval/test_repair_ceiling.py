@@ -60,6 +60,11 @@ def store(tmp_path: Path) -> Store:
     session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], model="other")  # another model
     session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="m-v1", source="eval")  # not collected
     session(s, fixes, [(0.0, 0.0)], adapter_version="m-v1", status=RUNNING)  # cut off before its repair
+    for temperature in ([0.0], [1.0]):  # collected otherwise: greedy repairs, a sampled first turn
+        sampling = {"collect": {"temperature": temperature, "top_p": 1.0, "turns": 2, "full_horizon": False}}
+        session(s, fixes, [(0.0, 0.0), (1.0, 1.0)], adapter_version="m-v1", meta=sampling)
+    recipe = {"collect": {"temperature": [0.0, 1.0], "top_p": 1.0, "turns": 2, "full_horizon": False}}
+    session(s, hidden_only, [(1.0, 0.5)], adapter_version="m-v1", meta=recipe)  # the recipe's: counts
     return s
 
 
@@ -72,12 +77,13 @@ def test_pass_at_k_is_the_unbiased_estimator() -> None:
 
 
 def test_only_collected_sessions_of_the_adapter_count_and_forged_fixes_do_not(store: Store) -> None:
+    """...and only those sampled with the ceiling's recipe (or stored before sampling was recorded)."""
     ids = ["fixes", "solved", "hidden-only", "forged", "none"]
     repairs = {t.problem: t for t in task_repairs(store, ids, adapter="v1")}
     assert set(repairs) == {"fixes", "solved", "hidden-only", "forged"}  # a task without sessions is left out
     assert [(repairs["fixes"].sessions, repairs["fixes"].first_failed, repairs["fixes"].fixed)] == [(4, 4, 1)]
     assert repairs["solved"].first_failed == 0
-    assert (repairs["hidden-only"].first_failed, repairs["hidden-only"].fixed) == (4, 0)
+    assert (repairs["hidden-only"].first_failed, repairs["hidden-only"].fixed) == (5, 0)
     assert (repairs["forged"].first_failed, repairs["forged"].fixed) == (4, 2)  # 2 of 4 repairs tampered
     everything = {t.problem: t for t in task_repairs(store, ["fixes"])}  # any adapter, still only `collect`
     assert (everything["fixes"].sessions, everything["fixes"].fixed) == (7, 3)
