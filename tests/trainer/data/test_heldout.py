@@ -152,5 +152,5 @@ def test_every_task_of_the_heldout_set_is_left_out() -> None:
     assert training_sessions(made, ["collect"], "train", counts=counts) == []
     assert counts == Counter({"left_out:heldout_task": 2})
     assert len(training_sessions(made, ["collect"], "all")) == 2
-    # a caller that lifts the split guard for another reason (dataset build --tasks DIR --split val)
+    # a caller that lifts the split guard for another reason (dataset build --tasks DIR: its own split rule)
     assert training_sessions(made, ["collect"], "all", keep_heldout_set=False) == []
