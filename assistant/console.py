@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
+
+
+def to_stderr(message: str) -> None:
+    """Progress for commands: stderr, so stdout stays clean for --json."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def port_number(text: str) -> int:

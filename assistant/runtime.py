@@ -10,7 +10,6 @@ things; it neither loads settings (`assistant.settings_loader`) nor runs session
 from __future__ import annotations
 
 import os
-import sys
 from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -27,11 +26,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str], None]
 SERVE_HOOKS = "cobalt.before_serve"
-
-
-def to_stderr(message: str) -> None:
-    """Progress for commands: stderr, so stdout stays clean for --json."""
-    print(message, file=sys.stderr, flush=True)
 
 
 def open_sandbox(settings: Settings, **overrides: Any) -> "Sandbox":

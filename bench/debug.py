@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from assistant.console import to_stderr
 from assistant.debug.edit_prompt import DoesNotFit
 from assistant.debug.edits import FORMATS, FUNCTIONS, WHOLE_FILE
 from assistant.debug.fix_file import debug_problem
@@ -37,7 +38,7 @@ from assistant.debug.open_session import debug_settings, open_debug_session
 from assistant.debug.project_runs import LimitedRunner
 from assistant.errors import UserError
 from assistant.loop.session import Session
-from assistant.runtime import open_client, open_sandbox, to_stderr
+from assistant.runtime import open_client, open_sandbox
 from assistant.settings import Settings
 from bench.debug_cases import CASES, Case, read_cases
 

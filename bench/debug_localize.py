@@ -19,11 +19,12 @@ import time
 from pathlib import Path
 from typing import Any, get_args
 
+from assistant.console import to_stderr
 from assistant.debug.fix_file import debug_problem
 from assistant.debug.open_session import debug_settings, open_debug_session
 from assistant.debug.project_runs import LimitedRunner
 from assistant.errors import UserError
-from assistant.runtime import open_sandbox, to_stderr
+from assistant.runtime import open_sandbox
 from assistant.settings import DebugSettings, Settings
 from bench.debug import SETS, spread, wilson
 from bench.debug_cases import Case, read_cases

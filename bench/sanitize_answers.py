@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from assistant.console import to_stderr
 from assistant.loop import prompts
 from assistant.loop.public_hidden import run_public_and_hidden
 from assistant.messages import extract
@@ -28,7 +29,7 @@ from assistant.problems.resolve import read_problem_file
 from assistant.problems.schema import Problem
 from assistant.problems.sources import humaneval
 from assistant.problems.splits import select
-from assistant.runtime import open_client, open_sandbox, to_stderr
+from assistant.runtime import open_client, open_sandbox
 from assistant.settings import Settings
 from trainer.eval.bootstrap import paired_intervals, ratio_intervals
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.cli.loop_output import sigterm_as_interrupt
 from assistant.cli.trajectories_cmd import print_stats
-from assistant.console import add_concurrency, add_json, positive_int
+from assistant.console import add_concurrency, add_json, positive_int, to_stderr
 from assistant.loop.collect import collect
 from assistant.problems.resolve import load_problems
 from assistant.problems.schema import ProblemError
 from assistant.problems.splits import SPLITS, select
-from assistant.runtime import open_client, session_run, to_stderr
+from assistant.runtime import open_client, session_run
 from assistant.store.stats import stats
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
-from assistant.console import positive_int, seconds
+from assistant.console import positive_int, seconds, to_stderr
 from assistant.debug import failures as fails
 from assistant.debug.applied import apply_change, journal_dir, undo_last
 from assistant.debug.edits import FORMATS
@@ -29,7 +29,7 @@ from assistant.errors import UserError
 from assistant.loop.recorder import HUMAN, record
 from assistant.loop.session import Session
 from assistant.problems.schema import Problem
-from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
+from assistant.runtime import open_client, open_sandbox, open_store
 from assistant.settings import Settings
 from assistant.store.trajectory import RUNNING
 from sandbox.api import RunResult

@@ -11,11 +11,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from assistant.cli.loop_output import add_output_flags, printer, session_json, sigterm_as_interrupt
-from assistant.console import positive_int
+from assistant.console import positive_int, to_stderr
 from assistant.loop.recorder import record
 from assistant.loop.session import Session
 from assistant.problems.resolve import load_problem
-from assistant.runtime import open_client, open_sandbox, open_store, to_stderr
+from assistant.runtime import open_client, open_sandbox, open_store
 from assistant.store.trajectory import PASSED, UNSOLVED
 
 if TYPE_CHECKING:

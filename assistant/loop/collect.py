@@ -16,7 +16,6 @@ This module does not build datasets or filter trajectories; `trainer.data.datase
 from __future__ import annotations
 
 import hashlib
-import sys
 import threading
 import time
 from collections import Counter
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from assistant.console import to_stderr
 from assistant.interfaces import ChatModel, Runner
 from assistant.loop.recorder import record
 from assistant.loop.session import Event, ProgramExtracted, Session, SessionEnded, TurnFinished, TurnStarted
@@ -195,10 +195,6 @@ def followers_of(job: Job, session: Session) -> list[Job]:
     return [Job(job.problem, leader=session if usable else None) for _ in range(job.followers)]
 
 
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def _plan_lock(store: Store, source: str, model: str) -> Path:
     """The lock file of the collections of `model` with `source` into `store`'s database."""
     key = hashlib.sha256(f"{store.path.resolve()}\0{source}\0{model}".encode()).hexdigest()[:16]
@@ -236,7 +232,7 @@ def collect(
     line on stderr, is called when another holds the lock): two at once counted the same stored
     sessions and each ran the missing ones, storing them twice."""
     waiting = f"another collection of {client.display_name} ({source}) runs on {store.path}; waiting for it to end ..."
-    with atomic.exclusive(_plan_lock(store, source, client.display_name), on_wait or (lambda: _say(waiting))):
+    with atomic.exclusive(_plan_lock(store, source, client.display_name), on_wait or (lambda: to_stderr(waiting))):
         start = time.perf_counter()
         share = share_first_turn and settings.temperature_for(0) == 0
         if done is None:  # the default rule: sessions sampled alike, which say so in their meta

@@ -20,10 +20,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.console import add_concurrency, positive_int
+from assistant.console import add_concurrency, positive_int, to_stderr
 from assistant.errors import UserError
 from assistant.problems.resolve import load_problems
-from assistant.runtime import open_client, open_store, session_run, to_stderr
+from assistant.runtime import open_client, open_store, session_run
 from assistant.settings import EvalSection
 from trainer.cli.train_options import eval_out_dir
 from trainer.eval.eval_report import EvalReport, describe, merge, plot, table

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.runtime import to_stderr as progress
+from assistant.console import to_stderr as progress
 
 if TYPE_CHECKING:
     from assistant.settings import Settings

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from assistant.settings import BootstrapSection
+from assistant.settings import BootstrapSection, LoopSettings
 from assistant.store.trajectory import PASSED, UNSOLVED
 from assistant.store.trajectory_db import Store
 from trainer.eval.bootstrap import ratio_intervals
@@ -131,9 +131,8 @@ def ceiling_recipe(meta: dict[str, Any]) -> bool:
     sampling = meta.get("collect")
     if not isinstance(sampling, dict):
         return True
-    temperatures = list(sampling.get("temperature") or [0.0])
-    repair = temperatures[1] if len(temperatures) > 1 else temperatures[0]
-    return temperatures[0] == 0 and repair > 0 and int(sampling.get("turns", 0)) >= 2
+    sampled = LoopSettings(temperature=list(sampling.get("temperature") or []))  # its per-turn rule
+    return sampled.temperature_for(0) == 0 and sampled.temperature_for(1) > 0 and int(sampling.get("turns", 0)) >= 2
 
 
 def _same_adapter(stored: str | None, wanted: str) -> bool:

@@ -18,11 +18,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assistant.console import to_stderr
 from assistant.errors import UserError
 from assistant.problems.natural import NATURAL_DIR
 from assistant.problems.schema import ProblemError
 from assistant.problems.splits import natural_splits
-from assistant.runtime import open_client, session_run, to_stderr
+from assistant.runtime import open_client, session_run
 from assistant.settings import EvalSection
 from trainer.cli.train_options import eval_out_dir
 from trainer.repair.items import RepairItem, load_items
