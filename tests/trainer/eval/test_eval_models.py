@@ -5,6 +5,7 @@ sessions stored with source `eval`; resumability; the `cobalt eval` command."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 import yaml
 
 from assistant.cli import main
-from assistant.loop import prompts
+from assistant.loop import jsonl_export, prompts
 from assistant.problems.schema import Problem
 from assistant.serving.chat import ChatClient
 from assistant.settings import BootstrapSection, EvalSection
@@ -192,6 +193,24 @@ def test_rerun_reuses_stored_sessions(cobalt_home: Path, test_config: dict[str, 
         )
         healed = run(test_config, sandbox, store, always_right, samples=1)
         assert (healed.sessions_run, healed.sessions_reused, healed.missing) == (1, 2, [])
+
+
+def test_sessions_carried_to_another_store_are_reused(
+    cobalt_home: Path, tmp_path: Path, test_config: dict[str, Any], sandbox: Any
+) -> None:
+    """A run longer than its machine: its sessions exported, imported into a new store, and the same
+    evaluation there runs nothing again (the gate and the test splits resume this way)."""
+    with Store.open() as store:
+        first = run(test_config, sandbox, store, right_on_turn_2, samples=1)
+        text = io.StringIO()
+        jsonl_export.write_jsonl(jsonl_export.export_records(store), text)
+    with Store(tmp_path / "elsewhere.db") as other:
+        sessions = jsonl_export.read_jsonl(text.getvalue().splitlines(), "carried.jsonl")
+        assert jsonl_export.import_sessions(other, sessions) == (3, 0)
+        again = run(test_config, sandbox, other, right_on_turn_2, samples=1, client=Refusing(right_on_turn_2))
+    assert (again.sessions_run, again.sessions_reused) == (0, 3)
+    assert [o.session_id for o in again.outcomes] == [o.session_id for o in first.outcomes]
+    assert values(again, "pass_at_1") == values(first, "pass_at_1")
 
 
 def test_eval_command_writes_report_and_plot(
