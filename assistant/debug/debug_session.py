@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from assistant.debug import edit_search, line_marks
 from assistant.debug import failures as fails
 from assistant.debug.edit_prompt import Budget, DoesNotFit, TurnView, build
-from assistant.debug.edits import BLOCK, FUNCTIONS, SEARCH_REPLACE, apply_reply, syntax_error
+from assistant.debug.edits import BLOCK, FORMATS, SEARCH_REPLACE, apply_reply, syntax_error
 from assistant.debug.fix_file import best_turn
 from assistant.debug.localize import Span, implicated, spans, spans_if_parsed
 from assistant.debug.spectrum import ranked, ranked_by_lines, ranked_lines, scored_lines
@@ -170,8 +170,8 @@ class DebugSession(Session):
 
     def edit_format_for(self, source: str) -> str:
         """`debug.edit_format`, but SEARCH/REPLACE blocks for a file that does not parse: the
-        `functions` format places whole functions by the file's syntax tree."""
-        if self.debug.edit_format == FUNCTIONS and syntax_error(source):
+        `functions` formats place whole functions by the file's syntax tree."""
+        if FORMATS[self.debug.edit_format].whole_functions and syntax_error(source):
             return SEARCH_REPLACE
         return self.debug.edit_format
 
@@ -220,13 +220,15 @@ class DebugSession(Session):
     def _reply_limit(self, source: str, found: list[Span], edit_format: str) -> int | None:
         """`debug.reply_scale` times the tokens of the functions the prompt may show in full (all
         `found`, though a cut prompt shows fewer: a looser cap never cuts a fix), twice that for
-        SEARCH/REPLACE blocks (they hold the code twice), plus 64, and never under MIN_REPLY_TOKENS."""
+        SEARCH/REPLACE blocks (they hold the code twice), plus the format's prose (64 tokens; 256 where it asks
+        for a trace first), and never under MIN_REPLY_TOKENS."""
         if not self.debug.reply_scale or not found:
             return None
         lines = source_lines(source, keepends=True)
         shown = sum(self.budget.count("".join(lines[s.start - 1 : s.end])) for s in found)
         blocks = 2 if edit_format == SEARCH_REPLACE else 1
-        return max(MIN_REPLY_TOKENS, int(self.debug.reply_scale * blocks * shown) + 64)
+        prose = FORMATS[edit_format].prose_tokens
+        return max(MIN_REPLY_TOKENS, int(self.debug.reply_scale * blocks * shown) + prose)
 
     def reply_tokens(self) -> int | None:
         most = super().reply_tokens()

@@ -15,7 +15,7 @@ from sandbox.sandbox_settings import Section
 class DebugSettings(Section):
     """`cobalt debug`: how a user's project is shown to the model and how its edits come back."""
 
-    edit_format: Literal["functions", "search_replace", "whole_file"] = Field(
+    edit_format: Literal["functions", "functions_traced", "search_replace", "whole_file"] = Field(
         "functions", description="How edits are asked for (assistant/debug/edits.py's FORMATS)."
     )
     max_spans: int = Field(3, ge=1, description="The most implicated functions or methods shown in full.")

@@ -1,5 +1,6 @@
 """Edits as answers, one registry of edit formats (`FORMATS`): a reply changes a file by (a) whole
-function or method definitions that replace the ones of the same name (`functions`), (b)
+function or method definitions that replace the ones of the same name (`functions`; asked for
+after a short trace of the failure in `functions_traced`), (b)
 SEARCH/REPLACE blocks matched exactly, then with indentation and trailing blanks ignored
 (`search_replace`, aider's format), or (c) is the whole file (`whole_file`: no edit to apply, the
 reply's program is the file, answered in the plain loop session). The edited file must parse; an
@@ -24,6 +25,7 @@ from sandbox import pyast
 from sandbox.pyast import source_lines
 
 FUNCTIONS, SEARCH_REPLACE, WHOLE_FILE = "functions", "search_replace", "whole_file"
+FUNCTIONS_TRACED = "functions_traced"
 BLOCK = re.compile(
     r"^<{5,9} ?SEARCH[^\n]*\n(?P<search>.*?)^={5,9}[ \t]*\n(?P<replace>.*?)^>{5,9} ?REPLACE[^\n]*$",
     re.MULTILINE | re.DOTALL,
@@ -305,16 +307,23 @@ class EditFormat:
 
     name: str
     apply: Callable[[str, str, tuple[str, ...]], EditResult] | None
+    prose_tokens: int = 64  # what a reply may write beside its code (configs/prompts.yaml debug_formats)
 
     @property
     def edits(self) -> bool:
         return self.apply is not None
+
+    @property
+    def whole_functions(self) -> bool:
+        """Whether the reply's code is whole functions, placed by the file's syntax tree."""
+        return self.apply is apply_functions
 
 
 FORMATS: dict[str, EditFormat] = {
     f.name: f
     for f in (
         EditFormat(FUNCTIONS, apply_functions),
+        EditFormat(FUNCTIONS_TRACED, apply_functions, prose_tokens=256),
         EditFormat(SEARCH_REPLACE, lambda source, reply, _focus: apply_search_replace(source, reply)),
         EditFormat(WHOLE_FILE, None),
     )

@@ -111,3 +111,18 @@ def test_a_time_cap_takes_a_shorter_prompt_and_an_impossible_one_the_shortest_th
     assert "total += k * value" in smallest[1]["content"]  # still the implicated code in full
     with pytest.raises(DoesNotFit):  # the context still refuses what time cannot
         build(view, found, Budget(600, 300, count, cap=0), "functions", 1500)
+
+
+def test_the_traced_format_asks_for_a_trace_of_the_failure_before_the_focus_function() -> None:
+    source = _big_module(20)
+    text = _failure_text(source)
+    failure = Failure("tests/test_pipe.py::test_step", "failed", "TypeError", text, frames(text))
+    found = implicated(source, "pkg/big.py", [failure])
+    budget = Budget(context_tokens=4096, answer_tokens=1024, count=_counter())
+    view = TurnView(source, "pkg/big.py", "python -m pytest -q", failure, "0 passed, 1 failed of 1 tests")
+    plain = build(view, found, budget, "functions", 1500)[1]["content"]
+    traced = build(view, found, budget, "functions_traced", 1500)[1]["content"]
+    assert "Write the code block first" in plain and "Write the code block first" not in traced
+    ask = traced[traced.index("The bug is most likely in `step_7`") :]
+    assert ask.index("trace the execution") < ask.index("```python code block holding `step_7`")
+    assert traced[: traced.index(ask)] == plain[: plain.index("The bug is most likely in `step_7`")]  # the same view

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from assistant.debug.edits import FUNCTIONS, SEARCH_REPLACE, apply_functions, apply_reply
+from assistant.debug.edits import FUNCTIONS, FUNCTIONS_TRACED, SEARCH_REPLACE, apply_functions, apply_reply
 
 SOURCE = '''"""A small module."""
 import math
@@ -230,3 +230,10 @@ def test_a_bare_setter_of_a_shown_property_is_not_written_over_its_getter() -> N
     """The prompt showed `C.value` (getter and setter share it): the first of them was taken."""
     result = apply_functions(DECORATED, "```python\ndef value(self, v):\n    self._v = int(v)\n```", ("C.value",))
     assert result.source is None and "more than once" in (result.error or "")
+
+
+def test_a_traced_reply_quoting_code_before_its_function_applies_the_function() -> None:
+    trace = "mul(2, 3) gives 5: the line\n```python\nreturn a + b\n```\nadds. I will multiply.\n"
+    result = apply_reply(SOURCE, trace + _reply("def mul(a, b):\n    return a * b"), FUNCTIONS_TRACED)
+    assert result.error is None and result.changed == ["mul"]
+    assert result.source == apply_reply(SOURCE, _reply("def mul(a, b):\n    return a * b"), FUNCTIONS).source

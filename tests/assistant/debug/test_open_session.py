@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from assistant.debug.debug_session import DebugSession
-from assistant.debug.edits import FORMATS, FUNCTIONS, SEARCH_REPLACE, WHOLE_FILE
+from assistant.debug.debug_session import MIN_REPLY_TOKENS, DebugSession
+from assistant.debug.edits import FORMATS, FUNCTIONS, FUNCTIONS_TRACED, SEARCH_REPLACE, WHOLE_FILE
 from assistant.debug.fix_file import debug_problem, probe_problem
+from assistant.debug.localize import spans
 from assistant.debug.open_session import debug_settings, open_debug_session, without_docstring_ban
 from assistant.debug.project_runs import LimitedRunner, baseline_run, for_file
 from assistant.loop.session import Session
@@ -29,8 +30,9 @@ def _problem(tmp_path: Path) -> Any:
 
 def test_the_settings_edit_formats_are_the_registry() -> None:
     allowed = DebugSettings.model_fields["edit_format"].annotation.__args__  # type: ignore[union-attr]
-    assert tuple(allowed) == tuple(FORMATS) == (FUNCTIONS, SEARCH_REPLACE, WHOLE_FILE)
+    assert tuple(allowed) == tuple(FORMATS) == (FUNCTIONS, FUNCTIONS_TRACED, SEARCH_REPLACE, WHOLE_FILE)
     assert FORMATS[FUNCTIONS].edits and FORMATS[SEARCH_REPLACE].edits and not FORMATS[WHOLE_FILE].edits
+    assert [f.name for f in FORMATS.values() if f.whole_functions] == [FUNCTIONS, FUNCTIONS_TRACED]
 
 
 def test_debug_settings_take_the_callers_choices(test_config: Any) -> None:
@@ -89,3 +91,25 @@ def test_one_run_following_every_file_gives_each_tests_lines_of_the_target(
     assert seen(for_file(every, "pkg/stats.py")) == seen(target)
     assert all(t.lines for t in target.tests)  # both tests ran lines of pkg/stats.py
     assert "files" not in target.tests[0].to_dict()  # a targeted run stores what it stored before
+
+
+def test_a_traced_answer_gets_room_for_its_trace_beside_the_code(test_config: Any, tmp_path: Path) -> None:
+    problem, before = _problem(tmp_path), RunResult(tests=[TestResult("failed")])
+    source = problem.starter_code
+    found = spans(source)
+    caps = {}
+    for fmt in (FUNCTIONS, FUNCTIONS_TRACED, SEARCH_REPLACE):
+        debug = debug_settings(test_config, fmt)
+        session = open_debug_session(
+            problem, ScriptedClient([]), object(), test_config, before, debug=debug, source="bench"
+        )  # type: ignore[arg-type]
+        caps[fmt] = session._reply_limit(source, found, fmt)
+    tokens = sum(session.budget.count(_text(source, s)) for s in found)
+    scale = test_config.debug.reply_scale
+    assert caps[FUNCTIONS] == max(MIN_REPLY_TOKENS, int(scale * tokens) + 64)
+    assert caps[FUNCTIONS_TRACED] == max(MIN_REPLY_TOKENS, int(scale * tokens) + 256) > caps[FUNCTIONS]
+    assert caps[SEARCH_REPLACE] == max(MIN_REPLY_TOKENS, int(scale * 2 * tokens) + 64)
+
+
+def _text(source: str, span: Any) -> str:
+    return "".join(source.splitlines(keepends=True)[span.start - 1 : span.end])
