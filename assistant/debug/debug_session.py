@@ -220,8 +220,8 @@ class DebugSession(Session):
     def _reply_limit(self, source: str, found: list[Span], edit_format: str) -> int | None:
         """`debug.reply_scale` times the tokens of the functions the prompt may show in full (all
         `found`, though a cut prompt shows fewer: a looser cap never cuts a fix), twice that for
-        SEARCH/REPLACE blocks (they hold the code twice), plus the format's prose (64 tokens; 256 where it asks
-        for a trace first), and never under MIN_REPLY_TOKENS."""
+        SEARCH/REPLACE blocks (they hold the code twice), plus the format's `prose_tokens`, and never under
+        MIN_REPLY_TOKENS."""
         if not self.debug.reply_scale or not found:
             return None
         lines = source_lines(source, keepends=True)
