@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Collection, Iterator
 
 RAY = str(Path(sys.executable).with_name("ray"))
 RESOURCE = "cobalt_sandbox_test"
@@ -28,23 +28,30 @@ RESOURCE = "cobalt_sandbox_test"
 FAST_DEATH = {"health_check_period_ms": 1000, "health_check_failure_threshold": 5, "health_check_timeout_ms": 1000}
 
 
-def _free_ports(n: int) -> list[int]:
+def _free_ports(n: int, taken: Collection[int] = ()) -> list[int]:
+    """`n` distinct ports free now and not `taken` (each held bound until all are drawn)."""
     socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
+    try:
+        while len(ports) < n:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            port = s.getsockname()[1]
+            if port not in taken:
+                ports.append(port)
+    finally:
+        for s in socks:
+            s.close()
     return ports
 
 
-def _port_range(width: int = 24) -> tuple[int, int]:
-    """A run of `width` free ports for Ray workers."""
+def _port_range(taken: list[int], width: int = 24) -> tuple[int, int]:
+    """A run of `width` free ports for Ray workers, none of them `taken` (ports already given to
+    this or another node; closed again by `_free_ports`, they bind here, and Ray refuses a node
+    whose worker range holds one of its own ports: "used by other components")."""
     for _ in range(50):
         start = _free_ports(1)[0]
-        if start + width >= 65535:
+        if start + width >= 65535 or any(start <= port < start + width for port in taken):
             continue
         socks = []
         try:
@@ -68,6 +75,7 @@ class LocalRayCluster:
         self.root = tempfile.mkdtemp(prefix="cbray", dir="/tmp")  # short: Ray's socket paths must fit
         self.procs: list[subprocess.Popen] = []
         self.address = ""
+        self._taken: list[int] = []  # every port given to a node so far (its own and its workers')
         # Nodes, `ray status` and this process (the driver) all without token auth, whatever
         # ~/.ray/auth_token an earlier `ray.init()` on this machine left behind.
         self._auth_mode = os.environ.get("RAY_AUTH_MODE")
@@ -77,8 +85,11 @@ class LocalRayCluster:
         index = len(self.procs)
         temp_dir = os.path.join(self.root, f"n{index}")
         os.makedirs(temp_dir)
-        gcs, manager, objects, grpc, listen, metrics, env_agent, client, dashboard = _free_ports(9)
-        low, high = _port_range()
+        ports = _free_ports(9, self._taken)
+        gcs, manager, objects, grpc, listen, metrics, env_agent, client, dashboard = ports
+        self._taken += ports
+        low, high = _port_range(self._taken)
+        self._taken += range(low, high + 1)
         cmd = [
             RAY,
             "start",
