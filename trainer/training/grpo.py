@@ -5,7 +5,8 @@ Layout of one training directory:
 
     checkpoints/checkpoint-<step>/   Trainer checkpoints (adapter, optimizer, RNG, state);
                                      a rerun resumes from the last complete one (one
-                                     already at max_steps is saved as the adapter as it is)
+                                     already at max_steps is saved as the adapter as it is;
+                                     a saved adapter asked for more steps goes on from one)
     metrics.jsonl                    one line per logged step: reward, reward_std, loss, kl,
                                      sandbox faults, seconds (the reward curve), the step's
                                      time split (time/generate_s, time/reward_s, ...) and the
@@ -249,7 +250,8 @@ def train(
 ) -> TrainResult:
     """Train (or resume) into `out`; returns the saved adapter and its metadata. `parent` is
     an `AdapterVersion` to continue from; `sanitize` is `loop.sanitize_answers` (the reward grades
-    as the sessions did). An `out/adapter` already saved is returned as is. A
+    as the sessions did). An `out/adapter` already saved is returned as is, unless `max_steps` asks
+    for more steps than it took: then the run goes on from its newest checkpoint. A
     directory of another model, dataset or parent is refused (`run_identity`)."""
 
     data_meta = read_meta(dataset)
@@ -259,7 +261,16 @@ def train(
     run_identity.claim(out, ident)
     final = out / "adapter"
     if (final / ADAPTER_META).is_file():
-        return TrainResult(final, json.loads((final / ADAPTER_META).read_text()))
+        saved = json.loads((final / ADAPTER_META).read_text())
+        reached = int((saved.get("metrics") or {}).get("steps") or 0)
+        if not max_steps or max_steps <= reached:
+            return TrainResult(final, saved)
+        if last_checkpoint(out / "checkpoints") is None:
+            raise UserError(
+                f"{out} holds an adapter of {reached} steps and no checkpoint to go on to step {max_steps} from: "
+                "train into another --out"
+            )
+        progress(f"the adapter in {out} stopped at step {reached}: going on to step {max_steps}")
     model_path = models.resolve(model, paths)
     train_set = load_split(dataset, "train")
     if len(train_set) == 0:

@@ -48,3 +48,26 @@ def test_a_run_at_its_last_checkpoint_is_saved_without_another_step(tmp_path: Pa
     (other / "meta.json").write_text(json.dumps({**meta, "data_hash": "another"}))
     with pytest.raises(UserError, match="holds a training run of another setup .data_hash"):
         train_tiny(settings, cfg, sandbox, other, run, max_steps=2)
+
+
+@pytest.mark.docker
+def test_a_finished_run_asked_for_more_steps_goes_on_from_its_checkpoint(tmp_path: Path, sandbox, home_config) -> None:
+    """Its saved adapter is returned as is for as many steps or fewer; for more, the run resumes from
+    its newest checkpoint and saves the longer adapter over it (not the old one back, as before)."""
+    cfg = home_config
+    settings, dataset = sum_run(cfg, tmp_path / "ds")
+    run = tmp_path / "run"
+    first = train_tiny(settings, cfg, sandbox, dataset, run, max_steps=2)
+    said: list[str] = []
+
+    same = train_tiny(settings, cfg, sandbox, dataset, run, max_steps=2, progress=said.append)
+    assert same.meta == first.meta and said == []  # returned as it was: nothing loaded, no step
+    longer = train_tiny(settings, cfg, sandbox, dataset, run, max_steps=3, progress=said.append)
+
+    assert any("stopped at step 2: going on to step 3" in line for line in said), said
+    assert longer.meta["resumed_from"] == "checkpoint-2" and longer.meta["metrics"]["steps"] == 3
+    assert (run / "checkpoints" / "checkpoint-3").is_dir()  # step 3 ran (its loss may be 0: no spread)
+    assert json.loads((longer.adapter / "cobalt-adapter.json").read_text())["metrics"]["steps"] == 3
+    shutil.rmtree(run / "checkpoints")
+    with pytest.raises(UserError, match="no checkpoint to go on to step 4"):
+        train_tiny(settings, cfg, sandbox, dataset, run, max_steps=4)
