@@ -108,7 +108,7 @@ def run(args: argparse.Namespace, config: Settings) -> int:
         "resumed_from": result.resumed_from,
     }
     if args.register and is_main_process():
-        item = registry.register(result.adapter, result.meta)
+        item = registry.from_training(result.meta) or registry.register(result.adapter, result.meta)
         summary["registered"] = {"version": item.version, "name": item.name}
     if not is_main_process():
         return 0

@@ -125,6 +125,20 @@ class Registry:
         """The version whose metadata names these weights (`weights_sha256`, set by import), if any."""
         return next((v for v in self.versions() if v.meta.get("weights_sha256") == sha256), None)
 
+    def from_training(self, meta: dict[str, Any]) -> AdapterVersion | None:
+        """The version registered from this very saved adapter (its base model and the time it was
+        saved, `created_at`), if any: a rerun of a finished `cobalt train --register` returns it."""
+        if meta.get("created_at") is None:
+            return None
+        return next(
+            (
+                v
+                for v in self.versions()
+                if v.meta.get("created_at") == meta["created_at"] and v.meta.get("base_model") == meta.get("base_model")
+            ),
+            None,
+        )
+
     def history(self, base_model: str | None = None) -> list[dict[str, Any]]:
         events = read_rows(self.root / HISTORY)
         return [e for e in events if base_model is None or e.get("base_model") == base_model]

@@ -251,26 +251,18 @@ def test_dataset_build_and_train_commands(cobalt_home, tmp_path, capsys: pytest.
         assert name in printed
     assert "sessions_without_turns" in printed and f"to {out}" in printed
     assert read_meta(out)["counts"]["tasks_too_easy"] == 1
-    code = main(
-        [
-            "train",
-            "--dataset",
-            str(out),
-            "--model",
-            "tiny",
-            "--profile",
-            "test",
-            "--max-steps",
-            "1",
-            "--out",
-            str(tmp_path / "train"),
-            "--register",
-            "--json",
-        ]
-    )
+    train_args = ["train", "--dataset", str(out), "--model", "tiny", "--profile", "test", "--max-steps", "1"]
+    train_args += ["--out", str(tmp_path / "train"), "--register"]
+    code = main([*train_args, "--json"])
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["registered"] == {"version": 1, "name": "tiny-v1"}
     assert result["metrics"]["steps"] == 1 and (cobalt_home / "adapters" / "v1" / "adapter_config.json").is_file()
+    # the finished run again: its saved adapter comes back, and is not registered a second time
+    assert main([*train_args, "--json"]) == 0 and json.loads(capsys.readouterr().out)["registered"] == {
+        "version": 1,
+        "name": "tiny-v1",
+    }
+    assert not (cobalt_home / "adapters" / "v2").exists()
     assert main(["train", "--dataset", str(tmp_path), "--model", "tiny"]) == 1
     assert "is not a dataset directory" in capsys.readouterr().err
     no_meta = tmp_path / "no-meta"
