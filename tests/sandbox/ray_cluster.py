@@ -45,7 +45,7 @@ def _free_ports(n: int, taken: Collection[int] = ()) -> list[int]:
     return ports
 
 
-def _port_range(taken: list[int], width: int = 24) -> tuple[int, int]:
+def _port_range(taken: Collection[int], width: int = 24) -> tuple[int, int]:
     """A run of `width` free ports for Ray workers, none of them `taken` (ports already given to
     this or another node; closed again by `_free_ports`, they bind here, and Ray refuses a node
     whose worker range holds one of its own ports: "used by other components")."""

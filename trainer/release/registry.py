@@ -128,16 +128,10 @@ class Registry:
     def from_training(self, meta: dict[str, Any]) -> AdapterVersion | None:
         """The version registered from this very saved adapter (its base model and the time it was
         saved, `created_at`), if any: a rerun of a finished `cobalt train --register` returns it."""
-        if meta.get("created_at") is None:
+        key = (meta.get("created_at"), meta.get("base_model"))
+        if key[0] is None:
             return None
-        return next(
-            (
-                v
-                for v in self.versions()
-                if v.meta.get("created_at") == meta["created_at"] and v.meta.get("base_model") == meta.get("base_model")
-            ),
-            None,
-        )
+        return next((v for v in self.versions() if (v.meta.get("created_at"), v.meta.get("base_model")) == key), None)
 
     def history(self, base_model: str | None = None) -> list[dict[str, Any]]:
         events = read_rows(self.root / HISTORY)

@@ -259,13 +259,13 @@ def train(
     recipe = run_identity.recipe_hash(settings, grpo_overrides, sanitize)
     ident = run_identity.identity(model, data_meta, parent, int(args.seed), recipe)
     run_identity.claim(out, ident)
-    final = out / "adapter"
+    final, resume = out / "adapter", last_checkpoint(out / "checkpoints")
     if (final / ADAPTER_META).is_file():
         saved = json.loads((final / ADAPTER_META).read_text())
         reached = int((saved.get("metrics") or {}).get("steps") or 0)
         if not max_steps or max_steps <= reached:
             return TrainResult(final, saved)
-        if last_checkpoint(out / "checkpoints") is None:
+        if resume is None:
             raise UserError(
                 f"{out} holds an adapter of {reached} steps and no checkpoint to go on to step {max_steps} from: "
                 "train into another --out"
@@ -295,7 +295,6 @@ def train(
     budget = time_budget(settings.max_minutes, progress)
     for callback in [*(extra_callbacks or []), *([budget] if budget else [])]:
         trainer.add_callback(callback)
-    resume = last_checkpoint(out / "checkpoints")
     first_step = int(resume.name.split("-")[-1]) if resume else 0
     started, cpu_started, rollouts = time.monotonic(), _cpu_seconds(), None
     if resume is not None and 0 < args.max_steps <= first_step:
