@@ -13,6 +13,9 @@ tasks), and the candidate is paired with each reference on three measures:
   Pass@1 at turn 0 and at the last of `gate.natural.turns` turns, paired by task
   (`trainer.eval.paired.compare`).
 
+Beside them, the decision records what each arm did with the feedback (`gate_arms`: its own
+turn-0 failures fixed, unchanged feedback turns), descriptive, never part of the decision.
+
 Every interval is the evaluation's own paired bootstrap over tasks. Promote only when, on every
 measure against every reference, the lower end of the interval of (candidate - reference) is
 above -`gate.margin`, and every evaluation is complete (a dead server must not look like a tie).
@@ -45,6 +48,7 @@ from trainer.eval.eval_sets import load_benchmark
 from trainer.eval.evaluate import evaluate
 from trainer.eval.paired import CompareError
 from trainer.eval.paired import compare as compare_reports
+from trainer.release.gate_arms import arm_measures, arms_table
 from trainer.release.gate_settings import GateSettings
 from trainer.repair.items import RepairItem
 from trainer.repair.repair_eval import load_repair_items
@@ -136,6 +140,7 @@ class GateReport:
     reason: str = ""
     incomplete: list[str] = field(default_factory=list)
     arm_seconds: dict[str, float] = field(default_factory=dict)  # wall time of each arm (serving included)
+    arms: dict[str, dict[str, Any]] = field(default_factory=dict)  # per arm: trainer.release.gate_arms
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -239,6 +244,12 @@ def compare(
     def feedback(label: str) -> list[RepairOutcome]:
         return [o for r in repairs[label] for o in r.arm("feedback")]
 
+    names = {arm.label: arm.name for arm in [*references, candidate]}
+    boot_options = boot.model_dump()
+    out.arms = {
+        label: {"name": names[label], **arm_measures(naturals[label], feedback(label), settings.turns, boot_options)}
+        for label in naturals
+    }
     cand = feedback(candidate.label)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in MEASURES}
     for ref in references:
@@ -294,7 +305,8 @@ def _lines(label: str, progress: Callable[[str], None]) -> dict[str, Any]:
 
 
 def gate_table(decision: dict[str, Any]) -> str:
-    """The decision's comparisons as a markdown table: one row per measure and reference."""
+    """The decision's comparisons as a markdown table, one row per measure and reference; then,
+    when the decision has them, what each arm did with the feedback (`gate_arms.arms_table`)."""
     margin = decision.get("margin", 0.0)
     lines = [
         "| measure | reference | reference rate | candidate rate | delta | interval | above -margin |",
@@ -308,4 +320,5 @@ def gate_table(decision: dict[str, Any]) -> str:
             f"{_num(c.get('a'))} | {_num(c.get('b'))} | {_num(c.get('delta'), '+.3f')} | "
             f"[{_num(c.get('lo'), '+.3f')}, {_num(c.get('hi'), '+.3f')}] | {'yes' if good else 'NO'} |"
         )
-    return "\n".join(lines)
+    arms = arms_table(decision)
+    return "\n".join(lines) + (f"\n\n{arms}" if arms else "")

@@ -88,6 +88,19 @@ def test_every_measure_against_every_reference(cobalt_home: Path, sandbox: Any) 
     assert rates[("natural_pass_turn0", "base")] == (0.0, -1.0) and rates[("natural_pass_last", "current")][1] == -1.0
     assert not worse["promote"] and "natural_pass_turn0 vs base" in worse["reason"] and "too low" in worse["reason"]
     assert gate_table(worse).count("| NO |") == 4
+    # what each arm did with the feedback, beside the decision: the candidate gave its wrong
+    # natural programs back unchanged and fixed none; the references failed nothing to fix
+    arms = worse["arms"]
+    assert list(arms) == ["base", "current", "candidate"] and arms["candidate"]["name"] == "worse"
+    cand = {m: (e["num"], e["den"]) for m, e in arms["candidate"].items() if m != "name"}
+    assert cand == {
+        "natural_fixed": (0, 2),
+        "natural_unchanged": (2, 2),
+        "repair_unchanged": (0, 2),
+        "repair_no_code": (0, 2),
+    }
+    assert (arms["base"]["natural_fixed"]["den"], arms["base"]["natural_fixed"]["value"]) == (0, None)
+    assert "| candidate (worse) | 0/2, 0.000 [0.000, 0.000] | 2/2, 1.000 [1.000, 1.000] |" in gate_table(worse)
 
     down = run(sandbox, Behaving("down", right, down=True))
     assert not down["promote"] and down["reason"].startswith("unreliable:") and down["incomplete"]
