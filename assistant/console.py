@@ -90,6 +90,7 @@ def session_progress(
 ) -> Iterator[tuple[Callable[[int, int], None], Callable[[Any], None]]]:
     """A rich progress bar for many sessions; yields the (on_plan, on_session) callbacks
     that `assistant.loop.collect.collect` takes."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     counts: dict[str, int] = {}
@@ -99,6 +100,7 @@ def session_progress(
         MofNCompleteColumn(),
         TextColumn("{task.fields[status]}"),
         TimeElapsedColumn(),
+        console=Console(stderr=True),  # progress, never the result: `--json` keeps stdout one JSON object
         disable=disable,
     ) as bar:
         task = bar.add_task(label, total=None, status="")
