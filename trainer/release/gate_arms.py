@@ -7,7 +7,9 @@ Per arm (the base, the current adapter, the candidate):
 - `natural_fixed`: of its own turn-0 failures on the natural tasks, the share a later turn
   fixed (the fix rate at the last turn, `trainer.eval.eval_metrics`);
 - `natural_unchanged`: of its feedback turns on the natural tasks, the share that give the
-  previous program back unchanged (turns 1..T-1 pooled);
+  previous program back unchanged (turns 1..T-1 pooled), and `natural_unchanged_by_turn` the same
+  for each of those turns (the 1.5B changes most first feedback replies, then repeats the changed
+  program: the turns differ);
 - `repair_unchanged` and `repair_no_code`: of its replies to the seeded bugs with feedback, the
   share that repeat the buggy program and the share without a program (the gate's turn).
 
@@ -50,13 +52,21 @@ def arm_measures(
         "repair_unchanged": _repair_rate(feedback, "unchanged_rate", turn, boot),
         "repair_no_code": _repair_rate(feedback, "no_code_rate", turn, boot),
     }
-    return {k: e.to_dict() for k, e in out.items() if e is not None}
+    found: dict[str, Any] = {k: e.to_dict() for k, e in out.items() if e is not None}
+    found["natural_unchanged_by_turn"] = [e.to_dict() for e in natural.metrics["unchanged_rate"][1:] if e is not None]
+    return found
 
 
 def _cell(e: dict[str, Any] | None) -> str:
     if not e or e.get("value") is None:
         return "-"
     return f"{e['num']:.0f}/{e['den']:.0f}, {e['value']:.3f} [{e['lo']:.3f}, {e['hi']:.3f}]"
+
+
+def _by_turn(arm: dict[str, Any]) -> str:
+    turns = arm.get("natural_unchanged_by_turn") or []
+    parts = [f"turn {t} {e['num']:.0f}/{e['den']:.0f}" for t, e in enumerate(turns, 1)]
+    return "; " + ", ".join(parts) if parts else ""
 
 
 def arms_table(decision: dict[str, Any]) -> str:
@@ -69,6 +79,6 @@ def arms_table(decision: dict[str, Any]) -> str:
         "|---|" + "---|" * len(ARM_MEASURES),
     ]
     for label, a in arms.items():
-        cells = " | ".join(_cell(a.get(m)) for m in ARM_MEASURES)
+        cells = " | ".join(_cell(a.get(m)) + (_by_turn(a) if m == "natural_unchanged" else "") for m in ARM_MEASURES)
         lines.append(f"| {label} ({a.get('name', label)}) | {cells} |")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from assistant.store.trajectory_db import Store
 from tests.assistant.sample_problems import add_problem
 from tests.trainer.trainer_fakes import inc_problem
 from trainer.release.gate import MEASURES, Arm, compare, gate_table
+from trainer.release.gate_arms import ARM_MEASURES
 from trainer.release.gate_settings import GateSettings, NaturalGateSettings
 from trainer.repair.items import RepairItem
 
@@ -92,7 +93,9 @@ def test_every_measure_against_every_reference(cobalt_home: Path, sandbox: Any) 
     # natural programs back unchanged and fixed none; the references failed nothing to fix
     arms = worse["arms"]
     assert list(arms) == ["base", "current", "candidate"] and arms["candidate"]["name"] == "worse"
-    cand = {m: (e["num"], e["den"]) for m, e in arms["candidate"].items() if m != "name"}
+    by_turn = arms["candidate"]["natural_unchanged_by_turn"]
+    assert [(e["num"], e["den"]) for e in by_turn] == [(2, 2)]  # 2 turns: one feedback turn
+    cand = {m: (e["num"], e["den"]) for m, e in arms["candidate"].items() if m in ARM_MEASURES}
     assert cand == {
         "natural_fixed": (0, 2),
         "natural_unchanged": (2, 2),
@@ -100,7 +103,8 @@ def test_every_measure_against_every_reference(cobalt_home: Path, sandbox: Any) 
         "repair_no_code": (0, 2),
     }
     assert (arms["base"]["natural_fixed"]["den"], arms["base"]["natural_fixed"]["value"]) == (0, None)
-    assert "| candidate (worse) | 0/2, 0.000 [0.000, 0.000] | 2/2, 1.000 [1.000, 1.000] |" in gate_table(worse)
+    row = "| candidate (worse) | 0/2, 0.000 [0.000, 0.000] | 2/2, 1.000 [1.000, 1.000]; turn 1 2/2 |"
+    assert row in gate_table(worse)
 
     down = run(sandbox, Behaving("down", right, down=True))
     assert not down["promote"] and down["reason"].startswith("unreliable:") and down["incomplete"]
