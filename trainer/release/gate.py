@@ -244,11 +244,12 @@ def compare(
     def feedback(label: str) -> list[RepairOutcome]:
         return [o for r in repairs[label] for o in r.arm("feedback")]
 
-    names = {arm.label: arm.name for arm in [*references, candidate]}
-    boot_options = boot.model_dump()
     out.arms = {
-        label: {"name": names[label], **arm_measures(naturals[label], feedback(label), settings.turns, boot_options)}
-        for label in naturals
+        arm.label: {
+            "name": arm.name,
+            **arm_measures(naturals[arm.label], feedback(arm.label), settings.turns, boot.model_dump()),
+        }
+        for arm in [*references, candidate]
     }
     cand = feedback(candidate.label)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in MEASURES}
