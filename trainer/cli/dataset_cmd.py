@@ -140,6 +140,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a problem set with references (natural layout) whose train split gives references "
         "(repeatable; default: examples/natural); HumanEval's train split always does",
     )
+    guide.add_argument(
+        "--origin",
+        dest="origins",
+        choices=["own", "synthetic"],
+        action="append",
+        default=None,
+        help="guide only the training rows of this mix part (repeatable; default: every row)",
+    )
 
 
 def _dataset_action(
@@ -326,13 +334,14 @@ def run_feedback_needed(args: argparse.Namespace, config: Settings) -> int:
 
 def run_guide(args: argparse.Namespace, config: Settings) -> int:
     """The dataset with guides from the train tasks' references (`trainer.data.guides`)."""
-    meta = add_guides(args.dataset, args.out, train_references(args.sets or [NATURAL_DIR], config.eval.split))
+    references = train_references(args.sets or [NATURAL_DIR], config.eval.split)
+    meta = add_guides(args.dataset, args.out, references, args.origins)
     counts = meta["guides"]
     return _print_new_dataset(
         args,
         meta,
         f"{counts['guided']} of {counts['rows']} training rows have a guide ({counts['no_reference']} tasks "
-        "without a train-split reference)",
+        f"without a train-split reference, {counts['other_origin']} rows of another origin)",
     )
 
 

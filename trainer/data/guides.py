@@ -6,7 +6,9 @@
 References come from the train split only (`train_references`: HumanEval's canonical
 solutions, and the references of a set with sources in the natural layout); a row whose task has
 none (a val or test task, a task of another set) gets an empty guide, so a held-out task's
-solution never reaches training. Validation rows never get one. The dataset is copied to a new
+solution never reaches training. Validation rows never get one; with `origins`, only the training
+rows of those mix parts do (`synthetic`, `own`: 1.5b-own-2's guided own contexts taught the model
+to resubmit, docs/experiments/2026-12-01-1.5b-own-2.md). The dataset is copied to a new
 directory with its meta extended (`guided_from`: the input's data hash, and the counts); the
 input is not changed. This module writes files only; it never runs programs.
 """
@@ -14,7 +16,7 @@ input is not changed. This module writes files only; it never runs programs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from assistant.interfaces import Rule
 from trainer.data.dataset_files import check_inputs, read_meta, read_rows, validation_problems, write
@@ -32,18 +34,26 @@ def train_references(sets: list[Path], rule: Rule) -> dict[str, str]:
     return out
 
 
-def add_guides(dataset: Path, out: Path, references: Mapping[str, str]) -> dict[str, Any]:
-    """Write `dataset` with guides to `out` (new or empty); returns the written meta."""
+def add_guides(
+    dataset: Path, out: Path, references: Mapping[str, str], origins: Collection[str] | None = None
+) -> dict[str, Any]:
+    """Write `dataset` with guides to `out` (new or empty); returns the written meta. With
+    `origins`, training rows of another `origin` get an empty guide (counted as `other_origin`)."""
     check_inputs([dataset], out)
     source = read_meta(dataset)
     meta = {k: v for k, v in source.items() if k != "data_hash"}
     train, validation = read_rows(dataset, "train"), read_rows(dataset, "validation")
-    counts = {"rows": len(train), "guided": 0, "no_reference": 0}
+    counts = {"rows": len(train), "guided": 0, "no_reference": 0, "other_origin": 0}
     for row in train:
+        if origins is not None and row.get("origin") not in origins:
+            row["guide"] = ""
+            counts["other_origin"] += 1
+            continue
         program = references.get(str(row.get("task_id", "")), "")
         row["guide"] = served_reply(program) if program.strip() else ""
         counts["guided" if row["guide"] else "no_reference"] += 1
     for row in validation:
         row["guide"] = ""
-    meta.update({"guided_from": source["data_hash"], "guides": counts})
+    origins_kept = sorted(origins) if origins is not None else None
+    meta.update({"guided_from": source["data_hash"], "guides": counts, "guided_origins": origins_kept})
     return write(out, train, validation, validation_problems(dataset), meta)

@@ -1,7 +1,8 @@
 """`cobalt dataset guide` on the committed own-1 dataset: every training row of a train-split task
 gets its reference as a served reply (no docstring, one python block), validation rows and tasks
-without a train reference get none, held-out tasks are never among the references, the input
-dataset is unchanged and bad input is one clear error."""
+without a train reference get none, `origins` limits the guides to those mix parts, held-out
+tasks are never among the references, the input dataset is unchanged and bad input is one clear
+error."""
 
 from __future__ import annotations
 
@@ -55,9 +56,27 @@ def test_training_rows_get_their_tasks_reference_as_a_served_reply(tmp_path: Pat
         "rows": len(rows),
         "guided": len(guided),
         "no_reference": len(rows) - len(guided),
+        "other_origin": 0,
     }
+    assert meta["guided_origins"] is None
     assert meta["guided_from"] == read_meta(OWN1)["data_hash"] != meta["data_hash"]
     assert (OWN1 / "train.jsonl").read_bytes() == before
+
+
+def test_origins_limit_the_guides_to_those_mix_parts(tmp_path: Path, references: dict[str, str]) -> None:
+    add_guides(OWN1, tmp_path / "all", references)
+    everything = read_rows(tmp_path / "all", "train")
+    meta = add_guides(OWN1, tmp_path / "synthetic", references, ["synthetic"])
+    rows = read_rows(tmp_path / "synthetic", "train")
+    assert [r["task_id"] for r in rows] == [r["task_id"] for r in everything]
+    own = [r for r in rows if r["origin"] == "own"]
+    synthetic = [r for r in rows if r["origin"] == "synthetic"]
+    assert own and synthetic and all(r["guide"] == "" for r in own)
+    assert [r["guide"] for r in synthetic] == [r["guide"] for r in everything if r["origin"] == "synthetic"]
+    assert any(r["guide"] for r in synthetic) and any(r["guide"] for r in everything if r["origin"] == "own")
+    assert meta["guides"]["other_origin"] == len(own)
+    assert meta["guides"]["guided"] == sum(1 for r in synthetic if r["guide"])
+    assert meta["guided_origins"] == ["synthetic"]
 
 
 def test_bad_input_is_one_clear_error(tmp_path: Path, references: dict[str, str]) -> None:
