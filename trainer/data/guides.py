@@ -7,8 +7,8 @@ References come from the train split only (`train_references`: HumanEval's canon
 solutions, and the references of a set with sources in the natural layout); a row whose task has
 none (a val or test task, a task of another set) gets an empty guide, so a held-out task's
 solution never reaches training. Validation rows never get one; with `origins`, only the training
-rows of those mix parts do (`synthetic`, `own`: 1.5b-own-2's guided own contexts taught the model
-to resubmit, docs/experiments/2026-12-01-1.5b-own-2.md). The dataset is copied to a new
+rows of those mix parts do (`synthetic`, `own`; 1.5b-own-3 guided the seeded-bugs half alone,
+docs/experiments/2026-12-01-1.5b-own-3.md). The dataset is copied to a new
 directory with its meta extended (`guided_from`: the input's data hash, and the counts); the
 input is not changed. This module writes files only; it never runs programs.
 """
