@@ -29,6 +29,7 @@ from trainer.data.combine import combine
 from trainer.data.feedback_needed import select_feedback_needed, synthetic_items
 from trainer.data.guides import add_guides, train_references
 from trainer.data.heldout import training_sessions
+from trainer.data.mix import OWN, SYNTHETIC
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
 from trainer.repair.curriculum import SOURCE, synthesize, train_pairs
@@ -143,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     guide.add_argument(
         "--origin",
         dest="origins",
-        choices=["own", "synthetic"],
+        choices=[OWN, SYNTHETIC],
         action="append",
         default=None,
         help="guide only the training rows of this mix part (repeatable; default: every row)",
