@@ -63,6 +63,26 @@ class MixSettings(Section):
     )
 
 
+class RationalizeSettings(Section):
+    """The `dataset.rationalize:` section: guides in the served model's own words (`cobalt dataset
+    rationalize`, trainer/data/rationalize.py): its reply to a guided row's prompt with the guide shown
+    as a hint, kept when it passes every test."""
+
+    hint: str = Field(
+        "(A note for you alone: a correct program for this task is below. Do not mention this note or say "
+        "that you were given a program; reply exactly as you would without it.)\n\n{guide}",
+        description="Appended to the prompt's last user message; `{guide}` is the row's guide (its reference "
+        "program as a served reply).",
+    )
+    leaks: list[str] = Field(
+        ["note", "hint", "reference", "given program", "provided program", "correct program"],
+        description="A reply that says one of these (any case) is dropped: it speaks of the hint, which the "
+        "training prompt does not hold.",
+    )
+    max_tokens: int = Field(768, ge=16, description="Tokens a reply may have (the cpu-small completion length).")
+    concurrency: int = Field(4, ge=1, description="Replies requested at once (the server's slots).")
+
+
 class DatasetSettings(Section):
     k: int = Field(4, description="Max-variance down-sampling keeps at most this many trajectories per task.")
     max_context_turns: int = Field(3, description="Partial prompts are built after 1..this many earlier attempts.")
@@ -83,6 +103,9 @@ class DatasetSettings(Section):
         "(trainer.data.heldout); `all` keeps them.",
     )
     mix: MixSettings = Field(default_factory=MixSettings, description="The own and synthetic parts of the prompts.")
+    rationalize: RationalizeSettings = Field(
+        default_factory=RationalizeSettings, description="Guides in the served model's own words."
+    )
 
 
 class RewardSettings(Section):

@@ -7,7 +7,8 @@ dataset files, printing how many sessions each source gave and each filter kept 
 `repair:FILE.jsonl` benchmark from a problem set with references (`trainer.repair.from_sources`).
 `cobalt dataset feedback-needed`: the repair contexts a blind re-ask did not fix
 (`trainer.data.feedback_needed`). `cobalt dataset guide`: the train tasks' references as
-guides (`trainer.data.guides`)."""
+guides (`trainer.data.guides`). `cobalt dataset rationalize`: those guides in the served model's
+own words (`trainer.data.rationalize`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from assistant.console import action_parsers, add_action, add_json, print_result
 from assistant.errors import UserError
 from assistant.problems.natural import NATURAL_DIR
 from assistant.problems.splits import SPLITS
-from assistant.runtime import open_sandbox, open_store
+from assistant.runtime import open_client, open_sandbox, open_store
 from trainer.cli.train_options import add_profile, progress
 from trainer.data import build
 from trainer.data.combine import combine
@@ -30,6 +31,7 @@ from trainer.data.feedback_needed import select_feedback_needed, synthetic_items
 from trainer.data.guides import add_guides, train_references
 from trainer.data.heldout import training_sessions
 from trainer.data.mix import OWN, SYNTHETIC
+from trainer.data.rationalize import Judge, check_inputs, rationalize
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
 from trainer.repair.curriculum import SOURCE, synthesize, train_pairs
@@ -39,6 +41,7 @@ from trainer.repair.pins import PIN_FILE, pin_humaneval
 from trainer.repair.repair_settings import repair_settings
 from trainer.repair.served_form import RENDERS
 from trainer.train_settings import load_train_settings
+from trainer.training.reward import SandboxReward
 
 HELD_OUT = ("val", "test")  # splits `dataset build` refuses: what the gate and `cobalt eval` measure
 
@@ -149,6 +152,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="guide only the training rows of this mix part (repeatable; default: every row)",
     )
+    why = _dataset_action(
+        actions,
+        "rationalize",
+        run_rationalize,
+        "copy a guided dataset with each guide the served model's own reply given it as a hint, kept when it passes",
+        "a built dataset with guides (`cobalt dataset guide`)",
+    )
+    why.add_argument("--model", help="the served model that writes the replies (default: config model.name)")
+    why.add_argument("--adapter", default="base", help="its adapter (default: base, the bare model)")
+    add_profile(why)
 
 
 def _dataset_action(
@@ -343,6 +356,36 @@ def run_guide(args: argparse.Namespace, config: Settings) -> int:
         meta,
         f"{counts['guided']} of {counts['rows']} training rows have a guide ({counts['no_reference']} tasks "
         f"without a train-split reference, {counts['other_origin']} rows of another origin)",
+    )
+
+
+def run_rationalize(args: argparse.Namespace, config: Settings) -> int:
+    """The guided dataset with each guide the served model's hinted reply (`trainer.data.rationalize`)."""
+    check_inputs(args.dataset, args.out)
+    settings = load_train_settings(config.train, args.profile)
+    part = settings.dataset.rationalize
+    model = args.model or config.model.name
+    client = open_client(config, model, adapter=args.adapter, progress=progress)
+    sandbox = open_sandbox(config)
+    try:
+        reward = SandboxReward(sandbox, settings.reward, sanitize=config.loop.sanitize_answers)
+        source = {"model": model, "adapter": args.adapter, "hint": part.hint, "leaks": part.leaks}
+        meta = rationalize(
+            args.dataset,
+            args.out,
+            Judge(client, reward, part),
+            concurrency=part.concurrency,
+            source=source,
+            progress=progress,
+        )
+    finally:
+        sandbox.close()
+    counts = meta["rationalize"]["counts"]
+    return _print_new_dataset(
+        args,
+        meta,
+        f"{counts['kept']} of {counts['guided_in']} guides rewritten in the model's words ({counts['failed']} "
+        f"replies failed a test, {counts['leaked']} spoke of the hint: those rows lost their guide)",
     )
 
 
