@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from assistant.errors import UserError
 from assistant.problems.schema import Problem
@@ -47,12 +47,14 @@ def write(
     return meta
 
 
-def check_inputs(paths: Iterable[Path], out: Path) -> None:
-    """One clear error unless every input is a built dataset and `out` is new or empty."""
+def check_inputs(paths: Iterable[Path], out: Path, keep: Collection[str] = ()) -> None:
+    """One clear error unless every input is a built dataset and `out` is new, empty or holds only
+    files named in `keep` (an interrupted run's own files)."""
     for path in paths:
         if not (Path(path) / "meta.json").is_file():
             raise UserError(f"{path} is not a built dataset (meta.json is missing)")
-    if Path(out).exists() and any(Path(out).iterdir()):
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or {p.name for p in out.iterdir()} - set(keep)):
         raise UserError(f"{out} exists and is not empty; choose a new directory")
 
 

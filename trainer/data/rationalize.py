@@ -31,7 +31,7 @@ from typing import Any, Callable
 from assistant.errors import UserError
 from assistant.interfaces import ChatModel
 from assistant.messages import extract
-from assistant.messages.extract import cut_at_answer
+from trainer.data import dataset_files
 from trainer.data.dataset_files import read_meta, read_rows, validation_problems, write
 from trainer.train_settings import RationalizeSettings
 
@@ -72,10 +72,7 @@ def read_journal(out: Path) -> dict[str, dict[str, Any]]:
 def check_inputs(dataset: Path, out: Path) -> None:
     """One clear error unless `dataset` is a built dataset with guided training rows and `out` is new,
     empty or an interrupted run's (before a model server is started for nothing)."""
-    if not (dataset / "meta.json").is_file():
-        raise UserError(f"{dataset} is not a built dataset (meta.json is missing)")
-    if out.exists() and (not out.is_dir() or {p.name for p in out.iterdir()} - {JOURNAL}):
-        raise UserError(f"{out} exists and holds more than an interrupted run's {JOURNAL}; choose a new directory")
+    dataset_files.check_inputs([dataset], out, keep={JOURNAL})
     if not any(row.get("guide") for row in read_rows(dataset, "train")):
         raise UserError(f"{dataset} has no guided training rows; run `cobalt dataset guide` first")
 
@@ -90,7 +87,7 @@ class Judge:
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         s = self.settings
         messages = hinted(row["prompt"], row["guide"], s.hint)
-        reply = cut_at_answer(self.client.chat(messages, temperature=0.0, max_tokens=s.max_tokens).text)
+        reply = extract.cut_at_answer(self.client.chat(messages, temperature=0.0, max_tokens=s.max_tokens).text)
         entry: dict[str, Any] = {"key": row_key(row), "task_id": row.get("task_id"), "reply": reply}
         word = leaked(reply, s.leaks)
         if word is not None:
