@@ -85,19 +85,20 @@ def test_before_serve_imports_promotes_and_merges_once(home_config: Any, tmp_pat
     assert "was not imported" in said[-1] and Registry.open(fresh.paths).versions() == []
 
 
-def test_the_committed_shipped_adapter_is_intact() -> None:
-    """What `examples/adapters/` holds is what its metadata says: every file has the recorded
-    sha256, the dataset it was trained on is there, the recipe is a fixed step count and seed,
-    and its recorded gate passed it against the base (so `make run` serves it)."""
+def test_the_committed_shipped_adapters_are_intact() -> None:
+    """What `examples/adapters/` holds is what its metadata says: one adapter per base model, every
+    file with the recorded sha256, the dataset it was trained on there, the recipe a fixed step
+    count and seed, and its recorded gate passed against the base (so `make run` serves it)."""
     from trainer.release.adapter_export import verify_files
     from trainer.release.shipped import REPO
 
     found = shipped_adapters(REPO / "examples" / "adapters")
-    assert len(found) == 1  # one adapter, replaced only by a better one
-    item = found[0]
-    verify_files(item.path, item.meta)
-    assert item.meta["dataset_files"]["copied"] and (item.path / "dataset" / "train.jsonl").is_file()
-    assert item.meta["dataset_sha256"] == item.meta["dataset_files"]["sha256"]["train.jsonl"]
-    recipe = item.meta["recipe"]
-    assert recipe["max_steps"] > 0 and recipe["seed"] is not None and recipe.get("max_minutes") in (0, None)
-    assert passed_against_base(item.meta["gate"])
+    bases = [item.base_model for item in found]
+    assert "qwen-coder-1.5b" in bases and len(bases) == len(set(bases))  # one per base, replaced only by a better one
+    for item in found:
+        verify_files(item.path, item.meta)
+        assert item.meta["dataset_files"]["copied"] and (item.path / "dataset" / "train.jsonl").is_file()
+        assert item.meta["dataset_sha256"] == item.meta["dataset_files"]["sha256"]["train.jsonl"]
+        recipe = item.meta["recipe"]
+        assert recipe["max_steps"] > 0 and recipe["seed"] is not None and recipe.get("max_minutes") in (0, None)
+        assert passed_against_base(item.meta["gate"])
