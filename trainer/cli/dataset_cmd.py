@@ -361,15 +361,15 @@ def run_guide(args: argparse.Namespace, config: Settings) -> int:
 
 def run_rationalize(args: argparse.Namespace, config: Settings) -> int:
     """The guided dataset with each guide the served model's hinted reply (`trainer.data.rationalize`)."""
-    check_inputs(args.dataset, args.out)
     settings = load_train_settings(config.train, args.profile)
     part = settings.dataset.rationalize
     model = args.model or config.model.name
+    source = {"model": model, "adapter": args.adapter, "hint": part.hint, "leaks": part.leaks}
+    check_inputs(args.dataset, args.out, source)
     client = open_client(config, model, adapter=args.adapter, progress=progress)
     sandbox = open_sandbox(config)
     try:
         reward = SandboxReward(sandbox, settings.reward, sanitize=config.loop.sanitize_answers)
-        source = {"model": model, "adapter": args.adapter, "hint": part.hint, "leaks": part.leaks}
         meta = rationalize(
             args.dataset,
             args.out,

@@ -13,9 +13,12 @@ rationalization (Zelikman et al. 2022, "STaR: Bootstrapping Reasoning With Reaso
 gives the model the answer as a hint and keeps the reasoning that reaches it. A reply that speaks
 of the hint (`leaks`) is dropped: the training prompt does not hold it.
 
-Each reply is journaled in `<out>/replies.jsonl` as it comes (kept or not, and why), so an
-interrupted run goes on where it stopped; the journal stays beside the dataset as its record. The
-input dataset is not changed. Programs run only in the sandbox, through the reward.
+Each reply is journaled in `<out>/replies.jsonl` as it comes (kept or not, and why; on an error the
+replies still in flight too), so an interrupted run goes on where it stopped; the journal stays beside
+the dataset as its record. Each entry carries a digest of what made it (model, adapter, hint, leak
+words): a run of another source is refused in a directory whose journal holds replies of another, so
+one dataset never mixes two. The input dataset is not changed. Programs run only in the sandbox,
+through the reward.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import copy
 import hashlib
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable
 
@@ -43,6 +46,11 @@ Reward = Callable[..., list[float | None]]  # trainer.training.reward.SandboxRew
 def row_key(row: dict[str, Any]) -> str:
     """A training row's identity in the journal: its prompt and guide."""
     return hashlib.sha256(json.dumps([row["prompt"], row["guide"]], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def source_digest(source: dict[str, Any] | None) -> str:
+    """What made the replies (`source`: model, adapter, hint, leak words), as the journal records it."""
+    return hashlib.sha256(json.dumps(source or {}, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def hinted(prompt: list[dict[str, Any]], guide: str, hint: str) -> list[dict[str, Any]]:
@@ -69,12 +77,17 @@ def read_journal(out: Path) -> dict[str, dict[str, Any]]:
     return {e["key"]: e for e in (json.loads(line) for line in lines if line.strip())}
 
 
-def check_inputs(dataset: Path, out: Path) -> None:
+def check_inputs(dataset: Path, out: Path, source: dict[str, Any] | None = None) -> None:
     """One clear error unless `dataset` is a built dataset with guided training rows and `out` is new,
-    empty or an interrupted run's (before a model server is started for nothing)."""
+    empty or an interrupted run's of the same `source` (before a model server is started for nothing)."""
     dataset_files.check_inputs([dataset], out, keep={JOURNAL})
     if not any(row.get("guide") for row in read_rows(dataset, "train")):
         raise UserError(f"{dataset} has no guided training rows; run `cobalt dataset guide` first")
+    digest = source_digest(source)
+    if any(e.get("source") != digest for e in read_journal(out).values()):
+        raise UserError(
+            f"{out / JOURNAL} holds replies made by another model, adapter, hint or leak list; choose a new directory"
+        )
 
 
 class Judge:
@@ -113,7 +126,8 @@ def rationalize(
     """Write `dataset` to `out` with each guided training row's guide replaced by its judged reply
     (kept) or emptied; returns the written meta. `source`: what made the replies (model, adapter,
     hint), recorded in meta.json."""
-    check_inputs(dataset, out)
+    check_inputs(dataset, out, source)
+    digest = source_digest(source)
     meta_in = read_meta(dataset)
     train, validation = read_rows(dataset, "train"), read_rows(dataset, "validation")
     guided = [row for row in train if row.get("guide")]
@@ -122,17 +136,26 @@ def rationalize(
     out.mkdir(parents=True, exist_ok=True)
     pool = ThreadPoolExecutor(concurrency)
     futures = [pool.submit(judge, row) for row in todo.values()]
-    try:
-        with (out / JOURNAL).open("a", encoding="utf-8") as log:
+    written: set[Future] = set()
+    with (out / JOURNAL).open("a", encoding="utf-8") as log:
+
+        def record(future: Future) -> None:
+            entry = future.result() | {"source": digest}
+            log.write(json.dumps(entry) + "\n")
+            log.flush()
+            journal[entry["key"]] = entry
+            written.add(future)
+
+        try:
             for done, future in enumerate(as_completed(futures), 1):
-                entry = future.result()
-                log.write(json.dumps(entry) + "\n")
-                log.flush()
-                journal[entry["key"]] = entry
+                record(future)
                 kept = sum(e["outcome"] == KEPT for e in journal.values())
                 progress(f"{len(journal)}/{len(guided)} guides rationalized ({done} this run), {kept} kept")
-    finally:  # on an error or ^C the journaled replies stay; the rows not started are not asked
-        pool.shutdown(wait=True, cancel_futures=True)
+        finally:  # on an error or ^C the rows not started are not asked; the replies in flight are kept
+            pool.shutdown(wait=True, cancel_futures=True)
+            for future in futures:
+                if future not in written and not future.cancelled() and future.exception() is None:
+                    record(future)
     counts = {
         "rows": len(train),
         "guided_in": len(guided),

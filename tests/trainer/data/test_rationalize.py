@@ -2,11 +2,13 @@
 client (litellm's mock_response, a reply chosen per row) and the real sandbox: a passing hinted reply
 becomes the guide, cut at its answer's end; a failing one or one that speaks of the hint leaves the row
 unguided; the model sees the hint after the prompt's last user message and nothing else changes; an
-interrupted run goes on from its journal asking only the rows left; bad input is one clear error."""
+interrupted run goes on from its journal asking only the rows left, and only with the same model and
+hint; bad input is one clear error."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +59,10 @@ def guided(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def replies(rows: list[dict[str, Any]], fail_once: set[int]) -> Any:
-    """Row 0: an explanation, the guide, a closing remark (kept, cut); row 1: speaks of the hint; row 2: a
-    wrong program; row 3: the guide after an explanation, but the first request for it fails when asked."""
+def replies(rows: list[dict[str, Any]], fail_once: set[int], slow: float = 0.0) -> Any:
+    """Row 0: an explanation, the guide, a closing remark (kept, cut), but the first request for it fails
+    when `fail_once` holds it; row 1: speaks of the hint, after `slow` seconds; row 2: a wrong program;
+    row 3: the guide after an explanation."""
     by_guide = {row["guide"]: i for i, row in enumerate(rows) if row["guide"]}
 
     def reply(last_user: str) -> str:
@@ -68,6 +71,8 @@ def replies(rows: list[dict[str, Any]], fail_once: set[int]) -> Any:
         if i in fail_once:
             fail_once.discard(i)
             raise RuntimeError("the server went away")
+        if i == 1:
+            time.sleep(slow)
         return [
             f"The loop stops one element early.\n\n{guide}\n\nThis version handles it.",
             f"Following the hint, here it is.\n\n{guide}",
@@ -85,14 +90,23 @@ def test_hinted_replies_that_pass_become_the_guides_and_a_run_goes_on_from_its_j
     rows = read_rows(guided, "train")
     reward = SandboxReward(sandbox, RewardSettings())
     out = tmp_path / "why"
-    first = RowClient(replies(rows, fail_once={3}))
-    with pytest.raises(Exception, match="went away"):
-        rationalize(guided, out, Judge(first, reward, SETTINGS))
-    assert len(read_journal(out)) == 3 and len(first.asked) == 4
+    first = RowClient(replies(rows, fail_once={0}, slow=1.0))
+    source = {"model": "scripted", "hint": SETTINGS.hint}
+    with pytest.raises(Exception, match="went away"):  # row 0 fails while row 1 is in flight
+        rationalize(guided, out, Judge(first, reward, SETTINGS), concurrency=2, source=source)
+    finished = read_journal(out)  # every reply that came, the slow one in flight included; row 0 not
+    assert len(finished) == len(first.asked) - 1 and "leaked" in [e["outcome"] for e in finished.values()]
+    assert len(first.asked) < 4  # the rows not started were not asked
+
+    other = RowClient(replies(rows, fail_once=set()))
+    for changed in ({**source, "model": "another"}, {**source, "hint": "Here: {guide}"}):
+        with pytest.raises(UserError, match="another model, adapter, hint"):  # one run's replies per directory
+            rationalize(guided, out, Judge(other, reward, SETTINGS), source=changed)
+    assert other.asked == [] and read_journal(out) == finished
 
     again = RowClient(replies(rows, fail_once=set()))
-    meta = rationalize(guided, out, Judge(again, reward, SETTINGS), concurrency=2, source={"model": "scripted"})
-    assert len(again.asked) == 1  # only the row the first run lost
+    meta = rationalize(guided, out, Judge(again, reward, SETTINGS), concurrency=2, source=source)
+    assert len(again.asked) == 4 - len(finished)  # only the rows the first run did not finish
     new = read_rows(out, "train")
     assert new[0]["guide"] == f"The loop stops one element early.\n\n{rows[0]['guide']}"
     assert new[1]["guide"] == "" and new[2]["guide"] == ""
@@ -108,7 +122,7 @@ def test_hinted_replies_that_pass_become_the_guides_and_a_run_goes_on_from_its_j
         "kept": 2,
         "failed": 1,
         "leaked": 1,
-        "resumed": 3,
+        "resumed": len(finished),
     }
     assert meta["rationalize"]["model"] == "scripted" and meta["rationalized_from"] == read_meta(guided)["data_hash"]
     journal = [json.loads(line) for line in (out / JOURNAL).read_text().splitlines()]
