@@ -136,7 +136,6 @@ def rationalize(
     out.mkdir(parents=True, exist_ok=True)
     pool = ThreadPoolExecutor(concurrency)
     futures = [pool.submit(judge, row) for row in todo.values()]
-    written: set[Future] = set()
     with (out / JOURNAL).open("a", encoding="utf-8") as log:
 
         def record(future: Future) -> None:
@@ -144,7 +143,6 @@ def rationalize(
             log.write(json.dumps(entry) + "\n")
             log.flush()
             journal[entry["key"]] = entry
-            written.add(future)
 
         try:
             for done, future in enumerate(as_completed(futures), 1):
@@ -154,7 +152,7 @@ def rationalize(
         finally:  # on an error or ^C the rows not started are not asked; the replies in flight are kept
             pool.shutdown(wait=True, cancel_futures=True)
             for future in futures:
-                if future not in written and not future.cancelled() and future.exception() is None:
+                if not future.cancelled() and future.exception() is None and future.result()["key"] not in journal:
                     record(future)
     counts = {
         "rows": len(train),
