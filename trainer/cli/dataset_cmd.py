@@ -6,9 +6,8 @@ dataset files, printing how many sessions each source gave and each filter kept 
 `humaneval-repair` items in the sandbox (`trainer.repair.pins`). `cobalt dataset mutants`: a
 `repair:FILE.jsonl` benchmark from a problem set with references (`trainer.repair.from_sources`).
 `cobalt dataset feedback-needed`: the repair contexts a blind re-ask did not fix
-(`trainer.data.feedback_needed`). `cobalt dataset guide`: the train tasks' references as
-guides (`trainer.data.guides`). `cobalt dataset rationalize`: those guides in the served model's
-own words (`trainer.data.rationalize`)."""
+(`trainer.data.feedback_needed`). `guide`, `rationalize` and `reword` copy a dataset with its
+rows rewritten (`trainer.cli.dataset_copy_cmd`)."""
 
 from __future__ import annotations
 
@@ -17,21 +16,18 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from assistant.console import action_parsers, add_action, add_json, print_result
 from assistant.errors import UserError
-from assistant.problems.natural import NATURAL_DIR
 from assistant.problems.splits import SPLITS
-from assistant.runtime import open_client, open_sandbox, open_store
+from assistant.runtime import open_sandbox, open_store
+from trainer.cli.dataset_copy_cmd import dataset_action, print_new_dataset, register_copies, writes_dataset
 from trainer.cli.train_options import add_profile, progress
 from trainer.data import build
 from trainer.data.combine import combine
 from trainer.data.feedback_needed import select_feedback_needed, synthetic_items
-from trainer.data.guides import add_guides, train_references
 from trainer.data.heldout import training_sessions
-from trainer.data.mix import OWN, SYNTHETIC
-from trainer.data.rationalize import Judge, check_inputs, rationalize
 from trainer.data.session_source import sessions_from_jsonl, sessions_from_store
 from trainer.eval.evaluate import load_benchmark
 from trainer.repair.curriculum import SOURCE, synthesize, train_pairs
@@ -41,7 +37,6 @@ from trainer.repair.pins import PIN_FILE, pin_humaneval
 from trainer.repair.repair_settings import repair_settings
 from trainer.repair.served_form import RENDERS
 from trainer.train_settings import load_train_settings
-from trainer.training.reward import SandboxReward
 
 HELD_OUT = ("val", "test")  # splits `dataset build` refuses: what the gate and `cobalt eval` measure
 
@@ -72,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         actions, "combine", run_combine, "combine built datasets: seeded draws of training rows, every validation row"
     )
     comb.add_argument("datasets", type=Path, nargs="+", help="two or more dataset directories")
-    _writes_dataset(comb)
+    writes_dataset(comb)
     comb.add_argument(
         "--take",
         help="training rows to draw from each dataset, comma-separated, `all` for every row (default: all of each)",
@@ -119,7 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="only the problems of this split (the `eval:` split rule; the natural set's gate items are its val split)",
     )
     add_json(mut)
-    need = _dataset_action(
+    need = dataset_action(
         actions,
         "feedback-needed",
         run_feedback_needed,
@@ -129,59 +124,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     need.add_argument(
         "--report", type=Path, required=True, help="a repair report (both arms) of the served model on those items"
     )
-    guide = _dataset_action(
-        actions,
-        "guide",
-        run_guide,
-        "copy a built dataset with a guide per training row: its train task's reference as a served reply",
-    )
-    guide.add_argument(
-        "--set",
-        dest="sets",
-        type=Path,
-        action="append",
-        default=None,
-        help="a problem set with references (natural layout) whose train split gives references "
-        "(repeatable; default: examples/natural); HumanEval's train split always does",
-    )
-    guide.add_argument(
-        "--origin",
-        dest="origins",
-        choices=[OWN, SYNTHETIC],
-        action="append",
-        default=None,
-        help="guide only the training rows of this mix part (repeatable; default: every row)",
-    )
-    why = _dataset_action(
-        actions,
-        "rationalize",
-        run_rationalize,
-        "copy a guided dataset with each guide the served model's own reply given it as a hint, kept when it passes",
-        "a built dataset with guides (`cobalt dataset guide`)",
-    )
-    why.add_argument("--model", help="the served model that writes the replies (default: config model.name)")
-    why.add_argument("--adapter", default="base", help="its adapter (default: base, the bare model)")
-    add_profile(why)
-
-
-def _dataset_action(
-    actions: argparse._SubParsersAction,
-    name: str,
-    func: Callable[[argparse.Namespace, Settings], int],
-    help: str,
-    dataset_help: str = "a built dataset",
-) -> argparse.ArgumentParser:
-    """The action `name` from a built DATASET to a new one (`_writes_dataset`); returns its parser."""
-    parser = add_action(actions, name, func, help)
-    parser.add_argument("dataset", type=Path, help=dataset_help)
-    _writes_dataset(parser)
-    return parser
-
-
-def _writes_dataset(parser: argparse.ArgumentParser) -> None:
-    """`--out DIR` (required), the new dataset, and `--json` to print its meta.json."""
-    parser.add_argument("--out", type=Path, required=True, help="the new dataset directory")
-    add_json(parser, "print the written meta.json")
+    register_copies(actions)
 
 
 def run(args: argparse.Namespace, config: Settings) -> int:
@@ -336,7 +279,7 @@ def run_feedback_needed(args: argparse.Namespace, config: Settings) -> int:
         item_of = synthetic_items(store.sessions(source=SOURCE))
     meta = select_feedback_needed(args.dataset, args.report, item_of, args.out)
     need = meta["feedback_needed"]
-    return _print_new_dataset(
+    return print_new_dataset(
         args,
         meta,
         f"{need['items_blind_failed']} of {need['items_judged']} items left broken by the blind re-ask; "
@@ -344,54 +287,6 @@ def run_feedback_needed(args: argparse.Namespace, config: Settings) -> int:
         f"{need.get('dropped_blind_fixed', 0)} fixed blind, {need.get('dropped_first_turn', 0)} first-turn, "
         f"{need.get('dropped_not_in_report', 0)} not in the report",
     )
-
-
-def run_guide(args: argparse.Namespace, config: Settings) -> int:
-    """The dataset with guides from the train tasks' references (`trainer.data.guides`)."""
-    references = train_references(args.sets or [NATURAL_DIR], config.eval.split)
-    meta = add_guides(args.dataset, args.out, references, args.origins)
-    counts = meta["guides"]
-    return _print_new_dataset(
-        args,
-        meta,
-        f"{counts['guided']} of {counts['rows']} training rows have a guide ({counts['no_reference']} tasks "
-        f"without a train-split reference, {counts['other_origin']} rows of another origin)",
-    )
-
-
-def run_rationalize(args: argparse.Namespace, config: Settings) -> int:
-    """The guided dataset with each guide the served model's hinted reply (`trainer.data.rationalize`)."""
-    settings = load_train_settings(config.train, args.profile)
-    part = settings.dataset.rationalize
-    model = args.model or config.model.name
-    source = {"model": model, "adapter": args.adapter, "hint": part.hint, "leaks": part.leaks}
-    check_inputs(args.dataset, args.out, source)
-    client = open_client(config, model, adapter=args.adapter, progress=progress)
-    sandbox = open_sandbox(config)
-    try:
-        reward = SandboxReward(sandbox, settings.reward, sanitize=config.loop.sanitize_answers)
-        meta = rationalize(
-            args.dataset,
-            args.out,
-            Judge(client, reward, part),
-            concurrency=part.concurrency,
-            source=source,
-            progress=progress,
-        )
-    finally:
-        sandbox.close()
-    counts = meta["rationalize"]["counts"]
-    return _print_new_dataset(
-        args,
-        meta,
-        f"{counts['kept']} of {counts['guided_in']} guides rewritten in the model's words ({counts['failed']} "
-        f"replies failed a test, {counts['leaked']} spoke of the hint: those rows lost their guide)",
-    )
-
-
-def _print_new_dataset(args: argparse.Namespace, meta: dict[str, Any], kept: str) -> int:
-    """The new dataset's meta.json (--json), or `kept` (what it holds), where it was written and its data hash."""
-    return print_result(args.json, meta, lambda m: f"{kept}; wrote {args.out} (data hash {m['data_hash'][:12]})")
 
 
 def _combined(meta: dict[str, Any], out: Path) -> str:
