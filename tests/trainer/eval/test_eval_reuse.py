@@ -50,11 +50,11 @@ def test_a_session_sampled_otherwise_is_not_reused(cobalt_home: Path) -> None:
 
 
 def test_a_session_with_another_feedback_wording_is_not_reused(cobalt_home: Path) -> None:
-    """The 1.5B's own wording (prompts.yaml model_wordings) replaced instruction_last: its
+    """The 1.5B's own wording (prompts.yaml model_wordings) (default, then code_first) replaced instruction_last: its
     sessions stored before that must not count for a run that words the feedback otherwise."""
     own = sampling_meta(LoopSettings().merged({"temperature": 0.0}), "qwen-coder-1.5b")
     named = sampling_meta(LoopSettings().merged({"temperature": 0.0, "feedback_wording": "brief"}), "qwen-coder-1.5b")
-    assert own["eval"]["feedback_wording"] == "default" and named["eval"]["feedback_wording"] == "brief"
+    assert own["eval"]["feedback_wording"] == "code_first" and named["eval"]["feedback_wording"] == "brief"
     with Store.open() as store:
         earlier = stored(store, GREEDY)  # instruction_last, recorded by leaving the key out
         assert usable_sessions(store, INC, "m", 3, own) == []

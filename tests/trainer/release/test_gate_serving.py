@@ -27,6 +27,6 @@ def wording(model: str, served_as: str) -> str:
 
 
 def test_every_arm_of_the_gate_uses_the_models_own_wording(cobalt_home: Path) -> None:
-    assert wording("qwen-coder-1.5b", "qwen-coder-1.5b") == "default"  # the base arm
-    assert wording("qwen-coder-1.5b", "qwen-coder-1.5b-v3") == "default"  # an adapter's arm
+    assert wording("qwen-coder-1.5b", "qwen-coder-1.5b") == "code_first"  # the base arm
+    assert wording("qwen-coder-1.5b", "qwen-coder-1.5b-v3") == "code_first"  # an adapter's arm
     assert wording("qwen-coder", "qwen-coder-v1") == "instruction_last"  # the 0.5B keeps its own
