@@ -6,6 +6,7 @@ turns in another wording, `trainer.data.reword`); and the options every such act
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -14,7 +15,6 @@ from assistant.console import add_action, add_json, print_result
 from assistant.problems.natural import NATURAL_DIR
 from assistant.runtime import open_client, open_sandbox
 from trainer.cli.train_options import add_profile, progress
-from trainer.data import dataset_files
 from trainer.data.build import load_tokenizer, prompt_tokens
 from trainer.data.guides import add_guides, train_references
 from trainer.data.mix import OWN, SYNTHETIC
@@ -143,11 +143,10 @@ def run_rationalize(args: argparse.Namespace, config: Settings) -> int:
 
 
 def run_reword(args: argparse.Namespace, config: Settings) -> int:
-    """The dataset with its feedback turns in `--wording` (`trainer.data.reword`); the input is
-    checked before the tokenizer loads, so a bad path is its one-sentence error at once."""
-    dataset_files.check_inputs([args.dataset], args.out)
-    tokenizer = load_tokenizer(args.model or config.model.name, config.paths)
-    meta = reword(args.dataset, args.out, args.wording, lambda messages: prompt_tokens(tokenizer, messages))
+    """The dataset with its feedback turns in `--wording` (`trainer.data.reword`); the tokenizer loads
+    at the first prompt counted, after `reword` has checked its input, so a bad path errs at once."""
+    tokenizer = functools.cache(lambda: load_tokenizer(args.model or config.model.name, config.paths))
+    meta = reword(args.dataset, args.out, args.wording, lambda messages: prompt_tokens(tokenizer(), messages))
     counts, before = meta["reworded_from"]["counts"], meta["reworded_from"]["feedback_wording"]
     return print_new_dataset(
         args,
