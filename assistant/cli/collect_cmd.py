@@ -1,5 +1,6 @@
-"""`cobalt collect PROBLEMS --samples K --turns T --model M --concurrency C`: sample K
-trajectories per problem from a reference model into the store, with a progress bar;
+"""`cobalt collect PROBLEMS --samples K --turns T --model M [--adapter base|vN] --concurrency C`:
+sample K trajectories per problem from a reference model (its promoted adapter unless
+`--adapter` says otherwise) into the store, with a progress bar;
 rerunning skips what is already stored. PROBLEMS is a file, a directory or humaneval[:N];
 `--split train --limit N` takes the first N problems of the training split.
 Prints the collection report and the stored statistics of that model at the end."""
@@ -41,6 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--turns", type=positive_int, help="most turns per session (default: config loop.turns)")
     parser.add_argument("--model", help="model name or litellm id (default: config model.name)")
+    parser.add_argument(
+        "--adapter",
+        help="a registered adapter version (vN) or `base` (the bare model) instead of the promoted "
+        "adapter (default: config model.adapter)",
+    )
     add_concurrency(parser, "config collect.concurrency, 4")
     parser.add_argument("--temperature", type=float, help="sampling temperature for every turn")
     parser.add_argument(
@@ -68,7 +74,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.first_temperature is not None:
         loop = loop.merged({"temperature": [args.first_temperature, *(loop.temperature[1:] or loop.temperature)]})
     section = settings.collect
-    client = open_client(settings, args.model, progress=None if args.json else to_stderr)
+    client = open_client(settings, args.model, adapter=args.adapter, progress=None if args.json else to_stderr)
     with (
         session_run(settings, f"collect {client.display_name}", args.json) as (sandbox, store, on_plan, on_session),
         sigterm_as_interrupt(),

@@ -174,6 +174,25 @@ def test_collect_cli_prints_report_and_stats(
     assert "ran 0 session(s)" in out and "4 sessions · 6 turns · 2 problems" in out
 
 
+def test_collect_cli_serves_the_adapter_asked(
+    cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--adapter base` reaches the server as the bare model (a ceiling of the base in a home whose
+    shipped adapter is promoted used to collect the adapter's sessions); `--adapter vN` that version."""
+    asked: list[Any] = []
+
+    def resolve(cfg: Any, model: Any = None, **kw: Any) -> OracleClient:
+        asked.append(kw["adapter"])
+        return OracleClient(0)
+
+    monkeypatch.setattr("assistant.serving.connect.resolve_client", resolve)
+    argv = ["collect", "humaneval:1", "--split", "all", "--samples", "1", "--turns", "1", "--json"]
+    assert main([*argv, "--adapter", "base"]) == 0
+    assert main([*argv, "--adapter", "v3"]) == 0
+    assert asked == ["base", "v3"]
+    capsys.readouterr()
+
+
 def test_collect_stops_when_the_model_keeps_failing(
     cobalt_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
